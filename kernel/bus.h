@@ -1,0 +1,68 @@
+/* SPDX-License-Identifier: GPL-2.0-only */
+/*
+ * Buses: a bus directory in kdbusfs with its endpoints and connections.
+ */
+
+#ifndef __KDBUS_BUS_H
+#define __KDBUS_BUS_H
+
+#include <linux/atomic.h>
+#include <linux/hashtable.h>
+#include <linux/list.h>
+#include <linux/rwsem.h>
+#include <uapi/linux/kdbus.h>
+
+#include "node.h"
+
+struct kdbus_conn;
+struct kdbus_domain;
+struct kdbus_user;
+
+/**
+ * struct kdbus_bus - bus in a domain
+ * @node:		kdbus_node (directory <uid>-<name>)
+ * @id:			ID of this bus in the domain (invariant)
+ * @bus_flags:		Flags of BUS_MAKE, handed to connections (invariant)
+ * @attach_flags_owner:	KDBUS_ATTACH_* creator metadata BUS_CREATOR_INFO
+ *			may reveal (invariant)
+ * @id128:		Unique random 128 bit ID of this bus (invariant)
+ * @bloom:		Bloom parameters (invariant)
+ * @domain:		Domain of this bus, pinned (invariant)
+ * @creator:		Accounting user of the creator (real uid), pinned
+ *			(invariant)
+ * @last_message_id:	Last used message sequence number (atomic)
+ * @conn_rwlock:	Protects @conn_hash and @monitors_list
+ * @conn_hash:		Map of connection IDs to live connections
+ * @monitors_list:	Live monitor connections
+ */
+struct kdbus_bus {
+	struct kdbus_node node;
+
+	u64 id;
+	u64 bus_flags;
+	u64 attach_flags_owner;
+	u8 id128[16];
+	struct kdbus_bloom_parameter bloom;
+	struct kdbus_domain *domain;
+	struct kdbus_user *creator;
+
+	atomic64_t last_message_id;
+
+	struct rw_semaphore conn_rwlock;
+	DECLARE_HASHTABLE(conn_hash, 8);
+	struct list_head monitors_list;
+};
+
+#define kdbus_bus_from_node(_node) \
+	container_of((_node), struct kdbus_bus, node)
+
+struct kdbus_bus *kdbus_bus_ref(struct kdbus_bus *bus);
+struct kdbus_bus *kdbus_bus_unref(struct kdbus_bus *bus);
+
+struct kdbus_conn *kdbus_bus_find_conn_by_id(struct kdbus_bus *bus, u64 id);
+
+struct kdbus_bus *kdbus_cmd_bus_make(struct kdbus_domain *domain,
+				     void __user *argp);
+int kdbus_cmd_bus_creator_info(struct kdbus_conn *conn, void __user *argp);
+
+#endif
