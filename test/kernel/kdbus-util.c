@@ -1,0 +1,497 @@
+// SPDX-License-Identifier: GPL-2.0-or-later
+/*
+ * Helpers for the in-VM kdbus tests; see kdbus-util.h.
+ */
+#include <errno.h>
+#include <fcntl.h>
+#include <grp.h>
+#include <poll.h>
+#include <signal.h>
+#include <stdarg.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <time.h>
+#include <unistd.h>
+#include <sys/ioctl.h>
+#include <sys/mman.h>
+#include <sys/resource.h>
+#include <sys/wait.h>
+
+#include "kdbus-test.h"
+#include "kdbus-util.h"
+
+#define CMD_BUF_SIZE (KDBUS_CMD_MAX_SIZE * 2)
+
+int kdbus_ioctl(int fd, unsigned long req, void *arg)
+{
+	int r = ioctl(fd, req, arg);
+
+	if (r < 0)
+		return -errno;
+	return r == 0 ? 0 : -EPROTO;
+}
+
+void *cmd_new(size_t fixed_size)
+{
+	void *p = NULL;
+
+	if (posix_memalign(&p, 8, CMD_BUF_SIZE))
+		abort();
+	memset(p, 0, CMD_BUF_SIZE);
+	*(uint64_t *)p = fixed_size;
+	return p;
+}
+
+struct kdbus_item *cmd_add_item(void *cmd, uint64_t type, const void *data,
+				size_t len)
+{
+	uint64_t *size = cmd;
+	uint64_t off = KDBUS_ALIGN8(*size);
+	struct kdbus_item *it;
+
+	if (off + KDBUS_ITEM_HDR + len > CMD_BUF_SIZE)
+		abort();
+	it = (struct kdbus_item *)((uint8_t *)cmd + off);
+	it->size = KDBUS_ITEM_HDR + len;
+	it->type = type;
+	if (data && len)
+		memcpy(it->data, data, len);
+	*size = off + KDBUS_ITEM_HDR + len;
+	return it;
+}
+
+struct kdbus_item *cmd_add_str(void *cmd, uint64_t type, const char *str)
+{
+	return cmd_add_item(cmd, type, str, strlen(str) + 1);
+}
+
+struct kdbus_item *cmd_add_u64(void *cmd, uint64_t type, uint64_t val)
+{
+	return cmd_add_item(cmd, type, &val, sizeof(val));
+}
+
+void cmd_free(void *cmd)
+{
+	free(cmd);
+}
+
+void kdbus_unique_name(char *buf, size_t len, const char *tag)
+{
+	static unsigned int counter;
+
+	snprintf(buf, len, "%u-%s%d-%u", (unsigned int)geteuid(), tag,
+		 (int)getpid(), ++counter);
+}
+
+int kdbus_open_control(void)
+{
+	int fd = open(KDBUS_CONTROL, O_RDWR | O_CLOEXEC);
+
+	return fd < 0 ? -errno : fd;
+}
+
+int kdbus_bus_make(int control_fd, uint64_t flags, const char *name,
+		   uint64_t bloom_size, uint64_t n_hash, const uint64_t *attach)
+{
+	struct kdbus_cmd *cmd = cmd_new(sizeof(*cmd));
+	struct kdbus_bloom_parameter bp = { .size = bloom_size,
+					    .n_hash = n_hash };
+	int r;
+
+	cmd->flags = flags;
+	cmd_add_item(cmd, KDBUS_ITEM_BLOOM_PARAMETER, &bp, sizeof(bp));
+	if (name)
+		cmd_add_str(cmd, KDBUS_ITEM_MAKE_NAME, name);
+	if (attach)
+		cmd_add_u64(cmd, KDBUS_ITEM_ATTACH_FLAGS_SEND, *attach);
+	r = kdbus_ioctl(control_fd, KDBUS_CMD_BUS_MAKE, cmd);
+	cmd_free(cmd);
+	return r;
+}
+
+int kdbus_bus_new(uint64_t flags, char *name, size_t name_len)
+{
+	char buf[64];
+	int fd, r;
+
+	fd = kdbus_open_control();
+	if (fd < 0)
+		return fd;
+	kdbus_unique_name(buf, sizeof(buf), "b");
+	r = kdbus_bus_make(fd, flags, buf, KDBUS_DEFAULT_BLOOM, 1, NULL);
+	if (r < 0) {
+		close(fd);
+		return r;
+	}
+	if (name)
+		snprintf(name, name_len, "%s", buf);
+	return fd;
+}
+
+int kdbus_hello(const char *path, uint64_t flags, uint64_t attach_recv,
+		size_t pool_size, struct kdbus_conn **out)
+{
+	struct kdbus_cmd_hello *h = cmd_new(sizeof(*h));
+	struct kdbus_conn *c;
+	int fd, r;
+
+	fd = open(path, O_RDWR | O_CLOEXEC);
+	if (fd < 0) {
+		r = -errno;
+		cmd_free(h);
+		return r;
+	}
+	h->flags = flags;
+	h->attach_flags_send = _KDBUS_ATTACH_ALL;
+	h->attach_flags_recv = attach_recv;
+	h->pool_size = pool_size;
+	r = kdbus_ioctl(fd, KDBUS_CMD_HELLO, h);
+	if (r < 0)
+		goto err;
+	c = calloc(1, sizeof(*c));
+	if (!c)
+		abort();
+	c->fd = fd;
+	c->id = h->id;
+	c->pool_size = pool_size;
+	c->hello = *h;
+	c->pool = mmap(NULL, pool_size, PROT_READ, MAP_SHARED, fd, 0);
+	if (c->pool == MAP_FAILED) {
+		r = -errno;
+		free(c);
+		goto err;
+	}
+	r = kdbus_free(c, h->offset);
+	if (r < 0) {
+		kdbus_conn_free(c);
+		cmd_free(h);
+		return r;
+	}
+	cmd_free(h);
+	*out = c;
+	return 0;
+err:
+	close(fd);
+	cmd_free(h);
+	return r;
+}
+
+int kdbus_hello_as_uid(const char *path, uid_t uid, uint64_t flags,
+		       uint64_t attach_recv, size_t pool_size,
+		       struct kdbus_conn **out)
+{
+	int r;
+
+	if (setresuid(uid, uid, 0) < 0)
+		return -errno;
+	r = kdbus_hello(path, flags, attach_recv, pool_size, out);
+	if (setresuid(0, 0, 0) < 0)
+		abort();
+	return r;
+}
+
+void kdbus_conn_free(struct kdbus_conn *conn)
+{
+	if (!conn)
+		return;
+	if (conn->pool && conn->pool != MAP_FAILED)
+		munmap(conn->pool, conn->pool_size);
+	if (conn->fd >= 0)
+		close(conn->fd);
+	free(conn);
+}
+
+int kdbus_free_fd(int fd, uint64_t offset)
+{
+	struct kdbus_cmd_free f = { .size = sizeof(f), .offset = offset };
+
+	return kdbus_ioctl(fd, KDBUS_CMD_FREE, &f);
+}
+
+int kdbus_free(struct kdbus_conn *conn, uint64_t offset)
+{
+	return kdbus_free_fd(conn->fd, offset);
+}
+
+struct kdbus_msg *kdbus_msg_new(uint64_t dst, uint64_t cookie, uint64_t flags,
+				uint64_t word56, const void *data, size_t len)
+{
+	struct kdbus_msg *m = cmd_new(sizeof(*m));
+
+	m->dst_id = dst;
+	m->cookie = cookie;
+	m->flags = flags;
+	m->payload_type = KDBUS_PAYLOAD_DBUS;
+	m->timeout_ns = word56;
+	if (data && len) {
+		struct kdbus_vec v = { .size = len,
+				       .address = (uintptr_t)data };
+
+		cmd_add_item(m, KDBUS_ITEM_PAYLOAD_VEC, &v, sizeof(v));
+	}
+	return m;
+}
+
+int kdbus_send_msg(int fd, uint64_t send_flags, struct kdbus_msg *msg,
+		   struct kdbus_cmd_send *cmd_out)
+{
+	struct kdbus_cmd_send cmd = {
+		.size = sizeof(cmd),
+		.flags = send_flags,
+		.msg_address = (uintptr_t)msg,
+	};
+	int r;
+
+	r = kdbus_ioctl(fd, KDBUS_CMD_SEND, &cmd);
+	if (cmd_out)
+		*cmd_out = cmd;
+	return r;
+}
+
+int kdbus_send(struct kdbus_conn *c, uint64_t dst, uint64_t cookie,
+	       uint64_t flags, uint64_t word56, int64_t priority,
+	       const void *data, size_t len)
+{
+	struct kdbus_msg *m = kdbus_msg_new(dst, cookie, flags, word56,
+					    data, len);
+	int r;
+
+	m->priority = priority;
+	r = kdbus_send_msg(c->fd, 0, m, NULL);
+	cmd_free(m);
+	return r;
+}
+
+int kdbus_call_sync(struct kdbus_conn *c, uint64_t dst, uint64_t cookie,
+		    uint64_t deadline_ns, const void *data, size_t len,
+		    struct kdbus_msg **reply, uint64_t *reply_offset)
+{
+	struct kdbus_msg *m = kdbus_msg_new(dst, cookie, KDBUS_MSG_EXPECT_REPLY,
+					    deadline_ns, data, len);
+	struct kdbus_cmd_send cmd;
+	int r;
+
+	r = kdbus_send_msg(c->fd, KDBUS_SEND_SYNC_REPLY, m, &cmd);
+	cmd_free(m);
+	if (r < 0)
+		return r;
+	if (cmd.reply.offset >= c->pool_size)
+		return -EPROTO;
+	if (reply)
+		*reply = (struct kdbus_msg *)(c->pool + cmd.reply.offset);
+	if (reply_offset)
+		*reply_offset = cmd.reply.offset;
+	return 0;
+}
+
+int kdbus_recv(struct kdbus_conn *c, uint64_t flags, int64_t priority,
+	       struct kdbus_cmd_recv *recv_out)
+{
+	struct kdbus_cmd_recv r = {
+		.size = sizeof(r),
+		.flags = flags,
+		.priority = priority,
+	};
+	int ret;
+
+	ret = kdbus_ioctl(c->fd, KDBUS_CMD_RECV, &r);
+	if (recv_out)
+		*recv_out = r;
+	return ret;
+}
+
+int kdbus_recv_msg(struct kdbus_conn *c, uint64_t flags, int64_t priority,
+		   struct kdbus_msg **msg, uint64_t *offset)
+{
+	struct kdbus_cmd_recv r;
+	int ret;
+
+	ret = kdbus_recv(c, flags, priority, &r);
+	if (ret < 0)
+		return ret;
+	if (r.msg.offset >= c->pool_size)
+		return -EPROTO;
+	if (msg)
+		*msg = (struct kdbus_msg *)(c->pool + r.msg.offset);
+	if (offset)
+		*offset = r.msg.offset;
+	return 0;
+}
+
+int kdbus_wait_readable(int fd, int timeout_ms)
+{
+	struct pollfd p = { .fd = fd, .events = POLLIN };
+	int r;
+
+	do {
+		r = poll(&p, 1, timeout_ms);
+	} while (r < 0 && errno == EINTR);
+	if (r < 0)
+		return -errno;
+	return r > 0 && (p.revents & POLLIN) ? 1 : 0;
+}
+
+int kdbus_wait_recv(struct kdbus_conn *c, int timeout_ms,
+		    struct kdbus_msg **msg, uint64_t *offset)
+{
+	int r = kdbus_wait_readable(c->fd, timeout_ms);
+
+	if (r < 0)
+		return r;
+	if (r == 0)
+		return -ETIMEDOUT;
+	return kdbus_recv_msg(c, 0, 0, msg, offset);
+}
+
+struct kdbus_item *kdbus_msg_find(struct kdbus_msg *msg, uint64_t type)
+{
+	struct kdbus_item *it;
+
+	KDBUS_ITEM_FOREACH(it, msg->items, KDBUS_MSG_ITEMS_LEN(msg))
+		if (it->type == type)
+			return it;
+	return NULL;
+}
+
+const uint8_t *kdbus_msg_payload(struct kdbus_msg *msg, unsigned int n,
+				 uint64_t *size)
+{
+	struct kdbus_item *it;
+
+	KDBUS_ITEM_FOREACH(it, msg->items, KDBUS_MSG_ITEMS_LEN(msg)) {
+		if (it->type != KDBUS_ITEM_PAYLOAD_OFF)
+			continue;
+		if (n--)
+			continue;
+		if (size)
+			*size = it->vec.size;
+		if (it->vec.offset == ~0ULL)
+			return NULL;
+		return (const uint8_t *)msg + it->vec.offset;
+	}
+	return NULL;
+}
+
+int kdbus_conn_info(struct kdbus_conn *c, uint64_t id, const char *name,
+		    uint64_t attach, struct kdbus_info **info,
+		    uint64_t *offset)
+{
+	struct kdbus_cmd_info *cmd = cmd_new(sizeof(*cmd));
+	int r;
+
+	cmd->id = id;
+	cmd->attach_flags = attach;
+	if (name)
+		cmd_add_str(cmd, KDBUS_ITEM_NAME, name);
+	r = kdbus_ioctl(c->fd, KDBUS_CMD_CONN_INFO, cmd);
+	if (r == 0) {
+		if (cmd->offset >= c->pool_size) {
+			r = -EPROTO;
+		} else {
+			if (info)
+				*info = (struct kdbus_info *)(c->pool + cmd->offset);
+			if (offset)
+				*offset = cmd->offset;
+		}
+	}
+	cmd_free(cmd);
+	return r;
+}
+
+int kdbus_update_attach(struct kdbus_conn *c, uint64_t send, uint64_t recv)
+{
+	struct kdbus_cmd *cmd = cmd_new(sizeof(*cmd));
+	int r;
+
+	cmd_add_u64(cmd, KDBUS_ITEM_ATTACH_FLAGS_SEND, send);
+	cmd_add_u64(cmd, KDBUS_ITEM_ATTACH_FLAGS_RECV, recv);
+	r = kdbus_ioctl(c->fd, KDBUS_CMD_UPDATE, cmd);
+	cmd_free(cmd);
+	return r;
+}
+
+int kdbus_byebye(int fd)
+{
+	struct kdbus_cmd cmd = { .size = sizeof(cmd) };
+
+	return kdbus_ioctl(fd, KDBUS_CMD_BYEBYE, &cmd);
+}
+
+pid_t kdbus_fork_as(uid_t uid, gid_t gid)
+{
+	pid_t pid;
+
+	fflush(stdout);
+	fflush(stderr);
+	pid = fork();
+	if (pid < 0)
+		return -errno;
+	if (pid > 0)
+		return pid;
+	if (setgroups(0, NULL) < 0 || setresgid(gid, gid, gid) < 0 ||
+	    setresuid(uid, uid, uid) < 0) {
+		kdbus_diag("dropping privileges to %u/%u: %m",
+			   (unsigned int)uid, (unsigned int)gid);
+		_exit(TEST_FAIL);
+	}
+	return 0;
+}
+
+int kdbus_wait_child(pid_t pid)
+{
+	int status;
+
+	while (waitpid(pid, &status, 0) < 0) {
+		if (errno != EINTR)
+			return TEST_FAIL;
+	}
+	if (WIFEXITED(status))
+		return WEXITSTATUS(status);
+	kdbus_diag("child %d killed by signal %d", (int)pid,
+		   WIFSIGNALED(status) ? WTERMSIG(status) : -1);
+	return TEST_FAIL;
+}
+
+uint64_t kdbus_now_ns(void)
+{
+	struct timespec ts;
+
+	clock_gettime(CLOCK_MONOTONIC, &ts);
+	return (uint64_t)ts.tv_sec * 1000000000ULL + ts.tv_nsec;
+}
+
+long kdbus_meminfo_kb(const char *key)
+{
+	char line[256];
+	size_t klen = strlen(key);
+	long v = -1;
+	FILE *f = fopen("/proc/meminfo", "re");
+
+	if (!f)
+		return -1;
+	while (fgets(line, sizeof(line), f)) {
+		if (!strncmp(line, key, klen) && line[klen] == ':') {
+			v = strtol(line + klen + 1, NULL, 10);
+			break;
+		}
+	}
+	fclose(f);
+	return v;
+}
+
+int kdbus_raise_nofile(unsigned long n)
+{
+	struct rlimit rl = { .rlim_cur = n, .rlim_max = n };
+
+	return setrlimit(RLIMIT_NOFILE, &rl) < 0 ? -errno : 0;
+}
+
+void kdbus_msleep(unsigned int ms)
+{
+	struct timespec ts = { .tv_sec = ms / 1000,
+			       .tv_nsec = (ms % 1000) * 1000000L };
+
+	while (nanosleep(&ts, &ts) < 0 && errno == EINTR)
+		;
+}
