@@ -1,0 +1,46 @@
+#!/bin/bash
+# SPDX-License-Identifier: GPL-2.0-or-later
+#
+# make check: the host tests (test/host), then the kernel tests in the VM
+# (vm/run --tap, T= selects tests or groups). Ends with the line
+# "N passed, N failed" over both; SKIPs are counted apart, and failures of
+# the run itself (kernel warning, crash, timeout, rmmod, a test binary
+# that dies) count as failed. Exits non-zero iff anything failed.
+
+set -uo pipefail
+
+REPO=$(cd "$(dirname "$(readlink -f "$0")")/.." && pwd -P)
+LOG=$REPO/build/check
+mkdir -p "$LOG"
+passed=0 failed=0 skipped=0
+
+if [ -f "$REPO/test/host/Makefile" ]; then
+	echo "== host tests (test/host)"
+	make --no-print-directory -C "$REPO/test/host" check 2>&1 | tee "$LOG/host.log"
+	rc=${PIPESTATUS[0]}
+	read -r p f s m < <("$REPO/scripts/tap-count.sh" <"$LOG/host.log")
+	f=$((f + m))
+	if [ "$rc" != 0 ] && [ "$f" = 0 ]; then
+		echo "host: make -C test/host check failed (status $rc) without a failing test"
+		f=1
+	fi
+	echo "host: $p passed, $f failed, $s skipped"
+	passed=$((passed + p)) failed=$((failed + f)) skipped=$((skipped + s))
+else
+	echo "host: test/host does not exist yet"
+fi
+
+echo "== VM tests (test/kernel/kdbus-test${T:+ $T})"
+T=${T:-} "$REPO/vm/run" --tap 2>&1 | tee "$LOG/vm.log"
+line=$(grep -E '^vm: [0-9]+ passed, [0-9]+ failed, [0-9]+ skipped' "$LOG/vm.log" | tail -n1)
+if [ -n "$line" ]; then
+	read -r p f s < <(sed -E 's/^vm: ([0-9]+) passed, ([0-9]+) failed, ([0-9]+) skipped.*/\1 \2 \3/' <<<"$line")
+else
+	echo "vm: the VM run did not complete"
+	p=0 f=1 s=0
+fi
+passed=$((passed + p)) failed=$((failed + f)) skipped=$((skipped + s))
+
+echo "total: $skipped skipped"
+echo "$passed passed, $failed failed"
+[ "$failed" = 0 ]
