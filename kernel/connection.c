@@ -16,8 +16,10 @@
  *    on disconnect (no new references). The transition to disconnected is
  *    made under conn->lock so that it is atomic with the queue-emptiness
  *    check of BYEBYE.
- *  - conn->lock protects the quota table and is where the receive queue
- *    hooks in (messaging).
+ *  - conn->lock protects the quota table, the receive queue and the reply
+ *    records the connection waits for (see queue.c and reply.c). Two
+ *    connection locks are only ever taken together through
+ *    kdbus_conn_lock2(), ordered by address.
  *  - conn->hentry and conn->monitor_entry: bus->conn_rwlock (write).
  *  - conn->ep_entry: ep->lock.
  *  - Nesting (global order): ep->lock -> bus->conn_rwlock -> conn->lock
@@ -44,8 +46,11 @@
 #include "handle.h"
 #include "item.h"
 #include "limits.h"
+#include "message.h"
 #include "names.h"
 #include "pool.h"
+#include "queue.h"
+#include "reply.h"
 #include "util.h"
 
 static void kdbus_conn_fake_free(struct kdbus_conn_fake *fake)
@@ -251,6 +256,10 @@ static struct kdbus_conn *kdbus_conn_new(struct kdbus_ep *ep,
 	INIT_LIST_HEAD(&conn->ep_entry);
 	INIT_LIST_HEAD(&conn->monitor_entry);
 	init_waitqueue_head(&conn->wait);
+	kdbus_queue_init(&conn->queue);
+	INIT_LIST_HEAD(&conn->reply_list);
+	INIT_DELAYED_WORK(&conn->work, kdbus_reply_list_scan_work);
+	atomic_set(&conn->lost_count, 0);
 	conn->cred = get_cred(file->f_cred);
 	conn->pid = get_pid(task_pid(current));
 	get_fs_root(current->fs, &conn->root_path);
@@ -571,10 +580,13 @@ int kdbus_conn_disconnect(struct kdbus_conn *conn, bool ensure_queue_empty)
 		return -ECONNRESET;
 	}
 	/*
-	 * Messaging hooks in here: with @ensure_queue_empty, return -EBUSY
-	 * while the receive queue is not empty (checked under conn->lock so
-	 * no message can slip in before the BIAS is added below).
+	 * Checked under conn->lock: senders enqueue under it and test for
+	 * the BIAS first, so no message can slip in after this check.
 	 */
+	if (ensure_queue_empty && !list_empty(&conn->queue.msg_list)) {
+		mutex_unlock(&conn->lock);
+		return -EBUSY;
+	}
 
 	atomic_add(KDBUS_CONN_ACTIVE_BIAS, &conn->active);
 	mutex_unlock(&conn->lock);
@@ -609,12 +621,51 @@ int kdbus_conn_disconnect(struct kdbus_conn *conn, bool ensure_queue_empty)
 
 	/*
 	 * Hooks for later issues, in this order (core.md §17.2 steps 2-8):
-	 * stop the reply timer and drop policy entries, release all names,
-	 * flush the receive queue (REPLY_DEAD to requesters), complete
-	 * replies waited for from us, ID_REMOVE unless monitor, flush
-	 * notifications.
+	 * drop policy entries, release all names (before the queue is
+	 * flushed), ID_REMOVE unless monitor, flush notifications.
 	 */
+
+	/* reply timer, queue, own and foreign reply records (steps 2, 5, 6) */
+	kdbus_msg_disconnect(conn);
 	return 0;
+}
+
+/**
+ * kdbus_conn_lock2() - lock two connections
+ * @a:		connection, or NULL
+ * @b:		connection, or NULL
+ *
+ * Locks both connections, in address order so that two tasks locking the
+ * same pair cannot deadlock. @a and @b may be equal.
+ */
+void kdbus_conn_lock2(struct kdbus_conn *a, struct kdbus_conn *b)
+{
+	if (a < b) {
+		if (a)
+			mutex_lock(&a->lock);
+		if (b && b != a)
+			mutex_lock_nested(&b->lock, !!a);
+	} else {
+		if (b)
+			mutex_lock(&b->lock);
+		if (a && a != b)
+			mutex_lock_nested(&a->lock, !!b);
+	}
+}
+
+/**
+ * kdbus_conn_unlock2() - unlock two connections
+ * @a:		connection, or NULL
+ * @b:		connection, or NULL
+ *
+ * Unlocks what kdbus_conn_lock2() locked.
+ */
+void kdbus_conn_unlock2(struct kdbus_conn *a, struct kdbus_conn *b)
+{
+	if (a)
+		mutex_unlock(&a->lock);
+	if (b && b != a)
+		mutex_unlock(&b->lock);
 }
 
 /**

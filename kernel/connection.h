@@ -14,9 +14,11 @@
 #include <linux/path.h>
 #include <linux/uidgid.h>
 #include <linux/wait.h>
+#include <linux/workqueue.h>
 #include <uapi/linux/kdbus.h>
 
 #include "limits.h"
+#include "queue.h"
 
 struct kdbus_ep;
 struct kdbus_pool;
@@ -104,6 +106,13 @@ struct kdbus_conn_fake {
  * @pool:		The receive pool (invariant)
  * @n_quota:		Number of entries in @quota (@lock)
  * @quota:		Per-sender quota, indexed by kdbus_user->id (@lock)
+ * @queue:		Receive queue (@lock)
+ * @reply_list:		Reply records of requests this connection sent and
+ *			waits for (@lock)
+ * @work:		Reply timeout scan (kdbus_reply_list_scan_work())
+ * @request_count:	Number of records on @reply_list (@lock)
+ * @reply_scan_deadline: Deadline @work is armed for, 0 if none (@lock)
+ * @lost_count:		Dropped-message counter (atomic)
  */
 struct kdbus_conn {
 	struct kref kref;
@@ -135,6 +144,13 @@ struct kdbus_conn {
 
 	unsigned int n_quota;
 	struct kdbus_quota *quota;
+
+	struct kdbus_queue queue;
+	struct list_head reply_list;
+	struct delayed_work work;
+	unsigned int request_count;
+	u64 reply_scan_deadline;
+	atomic_t lost_count;
 };
 
 struct kdbus_conn *kdbus_conn_ref(struct kdbus_conn *conn);
@@ -143,6 +159,8 @@ bool kdbus_conn_active(const struct kdbus_conn *conn);
 int kdbus_conn_acquire(struct kdbus_conn *conn);
 void kdbus_conn_release(struct kdbus_conn *conn);
 int kdbus_conn_disconnect(struct kdbus_conn *conn, bool ensure_queue_empty);
+void kdbus_conn_lock2(struct kdbus_conn *a, struct kdbus_conn *b);
+void kdbus_conn_unlock2(struct kdbus_conn *a, struct kdbus_conn *b);
 int kdbus_conn_quota_inc(struct kdbus_conn *c, struct kdbus_user *u,
 			 size_t memory, size_t fds);
 void kdbus_conn_quota_dec(struct kdbus_conn *c, struct kdbus_user *u,

@@ -35,6 +35,7 @@
 #include "handle.h"
 #include "item.h"
 #include "limits.h"
+#include "message.h"
 #include "pool.h"
 #include "util.h"
 
@@ -368,7 +369,6 @@ static int kdbus_handle_release(struct inode *inode, struct file *file)
  * NOT IMPLEMENTED YET -- the one place that decides which known requests
  * have no implementation so far; they fail with -ENOTTY once the handle
  * state checks of core.md §1.4 have passed:
- *   SEND, RECV            -> messaging (message.c, queue.c, reply.c)
  *   NAME_ACQUIRE/RELEASE,
  *   LIST                  -> names and activation (names.c)
  *   MATCH_ADD/REMOVE      -> signals and matches (match.c)
@@ -381,8 +381,6 @@ static int kdbus_handle_release(struct inode *inode, struct file *file)
 static bool kdbus_handle_cmd_unimplemented(unsigned int cmd)
 {
 	switch (cmd) {
-	case KDBUS_CMD_SEND:
-	case KDBUS_CMD_RECV:
 	case KDBUS_CMD_NAME_ACQUIRE:
 	case KDBUS_CMD_NAME_RELEASE:
 	case KDBUS_CMD_LIST:
@@ -515,6 +513,12 @@ static long kdbus_handle_ioctl_connected(struct file *file,
 	case KDBUS_CMD_FREE:
 		ret = kdbus_cmd_free(conn, buf);
 		break;
+	case KDBUS_CMD_SEND:
+		ret = kdbus_cmd_send(conn, file, buf);
+		break;
+	case KDBUS_CMD_RECV:
+		ret = kdbus_cmd_recv(conn, buf);
+		break;
 	case KDBUS_CMD_ENDPOINT_UPDATE:
 		ret = -EBADFD;
 		break;
@@ -622,11 +626,15 @@ static __poll_t kdbus_handle_poll(struct file *file,
 	if (!kdbus_conn_active(conn))
 		return mask;
 
-	/*
-	 * Messaging hooks in here: add EPOLLIN | EPOLLRDNORM when the queue
-	 * is non-empty or the dropped-message counter is non-zero.
-	 */
-	return EPOLLOUT | EPOLLWRNORM;
+	mask = EPOLLOUT | EPOLLWRNORM;
+
+	mutex_lock(&conn->lock);
+	if (!list_empty(&conn->queue.msg_list) ||
+	    atomic_read(&conn->lost_count) > 0)
+		mask |= EPOLLIN | EPOLLRDNORM;
+	mutex_unlock(&conn->lock);
+
+	return mask;
 }
 
 static int kdbus_handle_mmap(struct file *file, struct vm_area_struct *vma)

@@ -1,0 +1,1468 @@
+// SPDX-License-Identifier: GPL-2.0-only
+/*
+ * kdbus messages: validation and staging of a message, the single copy
+ * from the sender's memory into a receiver's pool, and the SEND and RECV
+ * commands.
+ *
+ * Locking:
+ *  - A struct kdbus_staging belongs to the thread that created it and is
+ *    never shared; it needs no lock. struct kdbus_gaps is immutable and
+ *    reference counted.
+ *  - Delivering into a receiver takes the receiver's conn->lock (it
+ *    protects the receive queue, its quotas and the pool's accounted
+ *    share) and, when a reply record is created or consumed, the
+ *    requester's conn->lock too. Two connection locks are always taken
+ *    through kdbus_conn_lock2(), which orders them by address.
+ *  - Lock order: conn->lock (at most two, by address) -> pool->lock (inside
+ *    the pool API) -> mmap_lock of the sender (user copies may fault).
+ *    Nothing here is called with a spinlock held; user memory is only
+ *    touched under mutexes.
+ *  - Kernel notifications are collected on a local list while locks are
+ *    held and delivered (kdbus_notify_reply_flush()) after all locks are
+ *    dropped.
+ */
+
+#include <linux/file.h>
+#include <linux/fs.h>
+#include <linux/hrtimer.h>
+#include <linux/net.h>
+#include <linux/poll.h>
+#include <linux/sched/signal.h>
+#include <linux/slab.h>
+#include <linux/timekeeping.h>
+#include <linux/uaccess.h>
+#include <linux/uio.h>
+#include <net/sock.h>
+
+#include "bus.h"
+#include "connection.h"
+#include "endpoint.h"
+#include "handle.h"
+#include "item.h"
+#include "limits.h"
+#include "message.h"
+#include "names.h"
+#include "pool.h"
+#include "queue.h"
+#include "reply.h"
+#include "util.h"
+
+/* number of item types a struct kdbus_msg accepts, see kdbus_msg_parse() */
+#define KDBUS_MSG_N_ARGS 5
+
+/* zero bytes for padding; padding is never longer than 7 bytes */
+static const u8 kdbus_zeros[8];
+
+/* size of the TIMESTAMP item appended as metadata */
+#define KDBUS_TIMESTAMP_ITEM_SIZE \
+	KDBUS_ITEM_SIZE(sizeof(struct kdbus_timestamp))
+
+static void kdbus_gaps_free(struct kref *kref)
+{
+	struct kdbus_gaps *gaps = container_of(kref, struct kdbus_gaps, kref);
+	size_t i;
+
+	for (i = 0; i < gaps->n_fds; ++i)
+		if (gaps->fd_files[i])
+			fput(gaps->fd_files[i]);
+
+	kfree(gaps);
+}
+
+/**
+ * kdbus_gaps_ref() - acquire a reference to a gaps object
+ * @gaps:	gaps object, or NULL
+ *
+ * Return: @gaps
+ */
+struct kdbus_gaps *kdbus_gaps_ref(struct kdbus_gaps *gaps)
+{
+	if (gaps)
+		kref_get(&gaps->kref);
+	return gaps;
+}
+
+/**
+ * kdbus_gaps_unref() - drop a reference to a gaps object
+ * @gaps:	gaps object, or NULL
+ *
+ * Return: NULL
+ */
+struct kdbus_gaps *kdbus_gaps_unref(struct kdbus_gaps *gaps)
+{
+	if (gaps)
+		kref_put(&gaps->kref, kdbus_gaps_free);
+	return NULL;
+}
+
+/**
+ * kdbus_gaps_install() - install the descriptors of a message
+ * @gaps:		gaps object
+ * @slice:		slice of the delivered message in the receiver's pool
+ * @out_incomplete:	set to true if a descriptor could not be allocated
+ *
+ * Creates one O_CLOEXEC descriptor in the calling task for every pinned
+ * file and writes the numbers into the FDS item of the message in @slice.
+ * A descriptor that cannot be allocated reads -1; the others are still
+ * installed.
+ *
+ * Return: 0 on success, negative error code if the slice cannot be written
+ * (then nothing is installed).
+ */
+int kdbus_gaps_install(struct kdbus_gaps *gaps,
+		       struct kdbus_pool_slice *slice, bool *out_incomplete)
+{
+	int fds[KDBUS_CONN_MAX_FDS_PER_USER];
+	struct kvec kvec;
+	size_t i, len;
+	ssize_t n;
+
+	*out_incomplete = false;
+	if (!gaps || gaps->n_fds == 0)
+		return 0;
+
+	for (i = 0; i < gaps->n_fds; ++i) {
+		fds[i] = get_unused_fd_flags(O_CLOEXEC);
+		if (fds[i] < 0) {
+			fds[i] = -1;
+			*out_incomplete = true;
+		}
+	}
+
+	len = gaps->n_fds * sizeof(*fds);
+	kvec.iov_base = fds;
+	kvec.iov_len = len;
+	n = kdbus_pool_slice_copy_kvec(slice, gaps->fd_offset, &kvec, 1, len);
+	if (n != len) {
+		for (i = 0; i < gaps->n_fds; ++i)
+			if (fds[i] >= 0)
+				put_unused_fd(fds[i]);
+		return n < 0 ? n : -EFAULT;
+	}
+
+	for (i = 0; i < gaps->n_fds; ++i)
+		if (fds[i] >= 0)
+			fd_install(fds[i], get_file(gaps->fd_files[i]));
+
+	return 0;
+}
+
+static struct kdbus_staging *kdbus_staging_alloc(struct kdbus_bus *bus,
+						 size_t msg_size)
+{
+	struct kdbus_staging *staging;
+
+	staging = kzalloc(sizeof(*staging), GFP_KERNEL_ACCOUNT);
+	if (!staging)
+		return ERR_PTR(-ENOMEM);
+
+	staging->msg = kzalloc(msg_size, GFP_KERNEL_ACCOUNT);
+	if (!staging->msg) {
+		kfree(staging);
+		return ERR_PTR(-ENOMEM);
+	}
+
+	staging->bus = kdbus_bus_ref(bus);
+	staging->msg_size = msg_size;
+	INIT_LIST_HEAD(&staging->notify_entry);
+	return staging;
+}
+
+static void kdbus_staging_stamp(struct kdbus_staging *staging)
+{
+	staging->seq = atomic64_inc_return(&staging->bus->last_message_id);
+	staging->ts_monotonic = ktime_get_ns();
+	staging->ts_realtime = ktime_get_real_ns();
+}
+
+/**
+ * kdbus_staging_new_kernel() - stage a kernel notification
+ * @bus:		bus the notification is generated on
+ * @dst:		destination connection ID, or KDBUS_DST_ID_BROADCAST
+ * @cookie_reply:	cookie_reply of the notification (REPLY_* only)
+ * @it_size:		payload size of the notification item
+ * @it_type:		notification item type
+ *
+ * The item payload is zeroed; the caller fills it in through
+ * staging->msg->items.
+ *
+ * Return: new staging object or ERR_PTR on failure.
+ */
+struct kdbus_staging *kdbus_staging_new_kernel(struct kdbus_bus *bus,
+					       u64 dst, u64 cookie_reply,
+					       size_t it_size, u64 it_type)
+{
+	struct kdbus_staging *staging;
+	size_t size;
+
+	size = offsetof(struct kdbus_msg, items) + KDBUS_ITEM_HEADER_SIZE +
+	       it_size;
+
+	staging = kdbus_staging_alloc(bus, KDBUS_ALIGN8(size));
+	if (IS_ERR(staging))
+		return staging;
+
+	staging->msg_size = size;
+	staging->kernel = true;
+	staging->msg->size = size;
+	staging->msg->flags = (dst == KDBUS_DST_ID_BROADCAST) ?
+			      KDBUS_MSG_SIGNAL : 0;
+	staging->msg->dst_id = dst;
+	staging->msg->src_id = KDBUS_SRC_ID_KERNEL;
+	staging->msg->payload_type = KDBUS_PAYLOAD_KERNEL;
+	staging->msg->cookie_reply = cookie_reply;
+	staging->msg->items[0].size = KDBUS_ITEM_HEADER_SIZE + it_size;
+	staging->msg->items[0].type = it_type;
+
+	kdbus_staging_stamp(staging);
+	return staging;
+}
+
+/*
+ * Pin the files of an FDS item. Kdbus handles and unix sockets are refused
+ * (they could be used to create reference cycles) unless opened O_PATH.
+ */
+static int kdbus_staging_import_fds(struct kdbus_staging *staging,
+				    const struct kdbus_item *item,
+				    size_t fd_offset)
+{
+	size_t i, n = KDBUS_ITEM_PAYLOAD_SIZE(item) / sizeof(int);
+	struct kdbus_gaps *gaps;
+	struct file *f;
+
+	gaps = kzalloc(struct_size(gaps, fd_files, n), GFP_KERNEL_ACCOUNT);
+	if (!gaps)
+		return -ENOMEM;
+
+	kref_init(&gaps->kref);
+	gaps->fd_offset = fd_offset;
+	staging->gaps = gaps;
+
+	for (i = 0; i < n; ++i) {
+		struct socket *sock;
+
+		if (item->fds[i] < 0)
+			return -EBADF;
+
+		f = fget_raw(item->fds[i]);
+		if (!f)
+			return -EBADF;
+
+		gaps->fd_files[gaps->n_fds++] = f;
+
+		if (f->f_mode & FMODE_PATH)
+			continue;
+
+		if (f->f_op == &kdbus_handle_ops)
+			return -EOPNOTSUPP;
+
+		sock = sock_from_file(f);
+		if (sock && sock->sk && sock->sk->sk_family == AF_UNIX)
+			return -EOPNOTSUPP;
+	}
+
+	return 0;
+}
+
+/*
+ * Steps 4 to 7 of the SEND validation pipeline, on the kernel copy of the
+ * message whose items passed the generic item validation already.
+ */
+static int kdbus_msg_examine(struct kdbus_bus *bus, struct kdbus_conn *src,
+			     struct kdbus_cmd_send *cmd,
+			     const struct kdbus_msg *msg,
+			     size_t *out_n_parts, size_t *out_trimmed)
+{
+	bool is_broadcast = msg->dst_id == KDBUS_DST_ID_BROADCAST;
+	bool is_signal = msg->flags & KDBUS_MSG_SIGNAL;
+	bool has_bloom = false, has_name = false, has_fds = false;
+	const struct kdbus_item *item;
+	size_t n_parts = 0, trimmed;
+	u64 vec_size = 0;
+
+	/* src_id must be 0 or the sender's own id */
+	if (msg->src_id != 0 && msg->src_id != src->id)
+		return -EINVAL;
+
+	if (msg->payload_type == KDBUS_PAYLOAD_KERNEL)
+		return -EINVAL;
+
+	if (is_broadcast) {
+		if (!is_signal)
+			return -EBADMSG;
+		if (msg->cookie_reply != 0)
+			return -ENOTUNIQ;
+	}
+
+	if (msg->flags & KDBUS_MSG_EXPECT_REPLY) {
+		if (msg->timeout_ns == 0)
+			return -EINVAL;
+		if (is_signal)
+			return -ENOTUNIQ;
+	} else {
+		if (cmd->flags & KDBUS_SEND_SYNC_REPLY)
+			return -EINVAL;
+		if (msg->cookie_reply != 0 && is_signal)
+			return -EINVAL;
+	}
+
+	trimmed = offsetof(struct kdbus_msg, items);
+	KDBUS_ITEMS_FOREACH(item, msg->items, KDBUS_ITEMS_SIZE(msg, items)) {
+		trimmed = (const u8 *)item + item->size - (const u8 *)msg;
+
+		switch (item->type) {
+		case KDBUS_ITEM_PAYLOAD_VEC: {
+			void __user *ptr = u64_to_user_ptr(item->vec.address);
+			u64 size = item->vec.size;
+
+			if (vec_size + size < vec_size ||
+			    vec_size + size > KDBUS_MSG_MAX_PAYLOAD_VEC_SIZE)
+				return -EMSGSIZE;
+			vec_size += size;
+
+			if (item->vec.address != 0) {
+				if ((u64)(unsigned long)item->vec.address !=
+				    item->vec.address ||
+				    !access_ok(ptr, size))
+					return -EFAULT;
+				++n_parts;
+			} else if (size % 8) {
+				++n_parts;
+			}
+			break;
+		}
+
+		case KDBUS_ITEM_FDS:
+			if (KDBUS_ITEM_PAYLOAD_SIZE(item) / sizeof(int) >
+			    KDBUS_CONN_MAX_FDS_PER_USER)
+				return -EMFILE;
+			has_fds = true;
+			break;
+
+		case KDBUS_ITEM_BLOOM_FILTER: {
+			u64 bloom_size;
+
+			bloom_size = KDBUS_ITEM_PAYLOAD_SIZE(item) -
+				     offsetof(struct kdbus_bloom_filter, data);
+			if (!KDBUS_IS_ALIGNED8(bloom_size))
+				return -EFAULT;
+			if (bloom_size != bus->bloom.size)
+				return -EDOM;
+			has_bloom = true;
+			break;
+		}
+
+		case KDBUS_ITEM_DST_NAME:
+			if (!kdbus_name_is_valid(item->str, false))
+				return -EINVAL;
+			if (is_broadcast)
+				return -EBADMSG;
+			has_name = true;
+			break;
+
+		default:
+			/* NEGOTIATE outside of negotiation, anything else */
+			return -EINVAL;
+		}
+	}
+
+	if (is_signal != has_bloom)
+		return -EBADMSG;
+	if (msg->dst_id == KDBUS_DST_ID_NAME && !has_name)
+		return -EDESTADDRREQ;
+	if (is_broadcast && has_fds)
+		return -ENOTUNIQ;
+
+	*out_n_parts = n_parts;
+	*out_trimmed = trimmed;
+	return 0;
+}
+
+/**
+ * kdbus_staging_new_user() - validate and stage a message from user space
+ * @bus:	bus the message is sent on
+ * @src:	sending connection
+ * @cmd:	the SEND command (kernel copy)
+ * @msg:	the message (kernel copy, items already validated generically)
+ *
+ * Runs steps 4 to 9 of the SEND validation pipeline: header semantics,
+ * item rules, cross checks, import of descriptors and assignment of the
+ * bus sequence number. Payload vectors stay in user memory; they are
+ * copied once, at delivery, straight into each receiver's pool.
+ *
+ * Return: new staging object or ERR_PTR on failure.
+ */
+struct kdbus_staging *kdbus_staging_new_user(struct kdbus_bus *bus,
+					     struct kdbus_conn *src,
+					     struct kdbus_cmd_send *cmd,
+					     struct kdbus_msg *msg)
+{
+	struct kdbus_staging *staging;
+	size_t n_parts, trimmed;
+	struct kdbus_item *item;
+	u64 payload = 0;
+	int ret;
+
+	ret = kdbus_msg_examine(bus, src, cmd, msg, &n_parts, &trimmed);
+	if (ret < 0)
+		return ERR_PTR(ret);
+
+	staging = kdbus_staging_alloc(bus, KDBUS_ALIGN8(trimmed));
+	if (IS_ERR(staging))
+		return staging;
+
+	staging->msg_size = trimmed;
+	memcpy(staging->msg, msg, trimmed);
+	staging->msg->src_id = src->id;
+
+	if (n_parts > 0) {
+		staging->parts = kcalloc(n_parts, sizeof(*staging->parts),
+					 GFP_KERNEL_ACCOUNT);
+		if (!staging->parts) {
+			ret = -ENOMEM;
+			goto error;
+		}
+	}
+
+	KDBUS_ITEMS_FOREACH(item, staging->msg->items,
+			    KDBUS_ITEMS_SIZE(staging->msg, items)) {
+		switch (item->type) {
+		case KDBUS_ITEM_PAYLOAD_VEC: {
+			struct iovec *part;
+			u64 size = item->vec.size;
+
+			item->type = KDBUS_ITEM_PAYLOAD_OFF;
+			if (item->vec.address == 0) {
+				/* padding chunk: size % 8 zero bytes */
+				item->vec.offset = ~0ULL;
+				if (size % 8 == 0)
+					break;
+				part = &staging->parts[staging->n_parts++];
+				part->iov_base = NULL;
+				part->iov_len = size % 8;
+			} else {
+				part = &staging->parts[staging->n_parts++];
+				part->iov_base =
+					u64_to_user_ptr(item->vec.address);
+				part->iov_len = size;
+				/* relative to the payload stream for now */
+				item->vec.offset = payload;
+			}
+			payload += part->iov_len;
+			break;
+		}
+
+		case KDBUS_ITEM_FDS: {
+			size_t off = (u8 *)item->fds - (u8 *)staging->msg;
+
+			ret = kdbus_staging_import_fds(staging, item, off);
+			if (ret < 0)
+				goto error;
+			/* receivers read -1 until the fds are installed */
+			memset(item->fds, 0xff, KDBUS_ITEM_PAYLOAD_SIZE(item));
+			break;
+		}
+
+		case KDBUS_ITEM_BLOOM_FILTER:
+			staging->bloom_filter = &item->bloom_filter;
+			break;
+
+		case KDBUS_ITEM_DST_NAME:
+			staging->dst_name = item->str;
+			break;
+		}
+	}
+
+	staging->n_payload = payload;
+	staging->payload_base = 0;
+	kdbus_staging_stamp(staging);
+	return staging;
+
+error:
+	kdbus_staging_free(staging);
+	return ERR_PTR(ret);
+}
+
+/**
+ * kdbus_staging_free() - free a staging object
+ * @staging:	staging object, or NULL
+ *
+ * Return: NULL
+ */
+struct kdbus_staging *kdbus_staging_free(struct kdbus_staging *staging)
+{
+	if (!staging)
+		return NULL;
+
+	kdbus_gaps_unref(staging->gaps);
+	kdbus_bus_unref(staging->bus);
+	kfree(staging->parts);
+	kfree(staging->msg);
+	kfree(staging);
+	return NULL;
+}
+
+static bool kdbus_staging_want_timestamp(struct kdbus_staging *staging,
+					 struct kdbus_conn *dst)
+{
+	return staging->kernel ||
+	       (atomic64_read(&dst->attach_flags_recv) &
+		KDBUS_ATTACH_TIMESTAMP);
+}
+
+/*
+ * Per-receiver layout: the header size as delivered, the offset of the
+ * payload stream and the slice size.
+ */
+static void kdbus_staging_layout(struct kdbus_staging *staging,
+				 struct kdbus_conn *dst, u64 *out_msg_size,
+				 u64 *out_payload_off, u64 *out_slice_size)
+{
+	u64 msg_size = staging->msg_size;
+	u64 payload_off;
+
+	if (kdbus_staging_want_timestamp(staging, dst))
+		msg_size = KDBUS_ALIGN8(msg_size) + KDBUS_TIMESTAMP_ITEM_SIZE;
+
+	payload_off = KDBUS_ALIGN8(msg_size);
+	*out_msg_size = msg_size;
+	*out_payload_off = payload_off;
+	*out_slice_size = KDBUS_ALIGN8(payload_off + staging->n_payload);
+}
+
+/**
+ * kdbus_staging_size() - size of the slice a message needs in a receiver
+ * @staging:	staging object
+ * @dst:	receiving connection
+ *
+ * Return: slice size in bytes (a multiple of 8)
+ */
+size_t kdbus_staging_size(struct kdbus_staging *staging,
+			  struct kdbus_conn *dst)
+{
+	u64 msg_size, payload_off, slice_size;
+
+	kdbus_staging_layout(staging, dst, &msg_size, &payload_off,
+			     &slice_size);
+	return slice_size;
+}
+
+/* rebase the PAYLOAD_OFF items of the staged header onto @base */
+static void kdbus_staging_rebase(struct kdbus_staging *staging, u64 base)
+{
+	struct kdbus_item *item;
+
+	if (staging->payload_base == base)
+		return;
+
+	KDBUS_ITEMS_FOREACH(item, staging->msg->items,
+			    staging->msg_size -
+			    offsetof(struct kdbus_msg, items)) {
+		if (item->type == KDBUS_ITEM_PAYLOAD_OFF &&
+		    item->vec.offset != ~0ULL)
+			item->vec.offset += base - staging->payload_base;
+	}
+
+	staging->payload_base = base;
+}
+
+static int kdbus_slice_write_kvec(struct kdbus_pool_slice *slice, u64 off,
+				  struct kvec *kvec, size_t n, size_t len)
+{
+	ssize_t ret;
+
+	if (len == 0)
+		return 0;
+
+	ret = kdbus_pool_slice_copy_kvec(slice, off, kvec, n, len);
+	if (ret < 0)
+		return ret;
+	return ret == len ? 0 : -EFAULT;
+}
+
+static int kdbus_slice_write_zeros(struct kdbus_pool_slice *slice, u64 off,
+				   size_t len)
+{
+	struct kvec kvec = {
+		.iov_base = (void *)kdbus_zeros,
+		.iov_len = len,
+	};
+
+	return kdbus_slice_write_kvec(slice, off, &kvec, 1, len);
+}
+
+/*
+ * Copy the payload stream: runs of user vectors are copied with one
+ * iov_iter straight from the sender's memory into the pool; padding
+ * chunks are written from a kernel zero buffer.
+ */
+static int kdbus_staging_emit_payload(struct kdbus_staging *staging,
+				      struct kdbus_pool_slice *slice, u64 off)
+{
+	size_t i = 0, j, len;
+	ssize_t n;
+	int ret;
+
+	while (i < staging->n_parts) {
+		if (!staging->parts[i].iov_base) {
+			len = staging->parts[i].iov_len;
+			ret = kdbus_slice_write_zeros(slice, off, len);
+			if (ret < 0)
+				return ret;
+			off += len;
+			++i;
+			continue;
+		}
+
+		len = 0;
+		for (j = i; j < staging->n_parts; ++j) {
+			if (!staging->parts[j].iov_base)
+				break;
+			len += staging->parts[j].iov_len;
+		}
+
+		n = kdbus_pool_slice_copy_iovec(slice, off, &staging->parts[i],
+						j - i, len);
+		if (n < 0)
+			return n;
+		if (n != len)
+			return -EFAULT;
+
+		off += len;
+		i = j;
+	}
+
+	return 0;
+}
+
+/**
+ * kdbus_staging_emit() - write a staged message into a receiver's slice
+ * @staging:	staging object
+ * @dst:	receiving connection
+ * @slice:	slice of kdbus_staging_size() bytes in @dst's pool
+ *
+ * Writes the header and items (with PAYLOAD_OFF offsets computed for this
+ * receiver), the metadata this receiver gets, and the payload stream,
+ * copied from the sender's user memory. All padding is written as zeros,
+ * so no stale pool content leaks.
+ *
+ * Return: 0 on success, negative error code on failure (EFAULT on a user
+ * copy fault).
+ */
+int kdbus_staging_emit(struct kdbus_staging *staging,
+		       struct kdbus_conn *dst,
+		       struct kdbus_pool_slice *slice)
+{
+	struct {
+		u64 size;
+		u64 type;
+		struct kdbus_timestamp ts;
+	} ts_item;
+	u64 msg_size, payload_off, slice_size, end;
+	struct kvec kvec[4];
+	size_t n = 0, len = 0;
+	int ret;
+
+	BUILD_BUG_ON(sizeof(ts_item) != KDBUS_TIMESTAMP_ITEM_SIZE);
+
+	kdbus_staging_layout(staging, dst, &msg_size, &payload_off,
+			     &slice_size);
+	kdbus_staging_rebase(staging, payload_off);
+	staging->msg->size = msg_size;
+
+	kvec[n].iov_base = staging->msg;
+	kvec[n++].iov_len = staging->msg_size;
+	len += staging->msg_size;
+
+	if (kdbus_staging_want_timestamp(staging, dst)) {
+		size_t pad = KDBUS_ALIGN8(staging->msg_size) -
+			     staging->msg_size;
+
+		if (pad) {
+			kvec[n].iov_base = (void *)kdbus_zeros;
+			kvec[n++].iov_len = pad;
+			len += pad;
+		}
+
+		ts_item.size = KDBUS_TIMESTAMP_ITEM_SIZE;
+		ts_item.type = KDBUS_ITEM_TIMESTAMP;
+		ts_item.ts.seqnum = staging->seq;
+		ts_item.ts.monotonic_ns = staging->ts_monotonic;
+		ts_item.ts.realtime_ns = staging->ts_realtime;
+		kvec[n].iov_base = &ts_item;
+		kvec[n++].iov_len = sizeof(ts_item);
+		len += sizeof(ts_item);
+	}
+
+	if (payload_off > len) {
+		kvec[n].iov_base = (void *)kdbus_zeros;
+		kvec[n++].iov_len = payload_off - len;
+		len = payload_off;
+	}
+
+	ret = kdbus_slice_write_kvec(slice, 0, kvec, n, len);
+	if (ret < 0)
+		return ret;
+
+	ret = kdbus_staging_emit_payload(staging, slice, payload_off);
+	if (ret < 0)
+		return ret;
+
+	end = payload_off + staging->n_payload;
+	return kdbus_slice_write_zeros(slice, end, slice_size - end);
+}
+
+/*
+ * Destination lookup. Destinations given by ID must be ordinary
+ * connections. Destinations given by name are resolved through the name
+ * registry, which does not exist yet: no name has an owner, so the lookup
+ * fails like one of an unknown name. The name registry plugs in here and
+ * fills @out_name_id with the name-generation the message is sent to.
+ */
+static int kdbus_msg_pin_dst(struct kdbus_bus *bus,
+			     struct kdbus_staging *staging,
+			     struct kdbus_conn **out_dst, u64 *out_name_id)
+{
+	struct kdbus_conn *dst;
+
+	*out_dst = NULL;
+	*out_name_id = 0;
+
+	if (staging->dst_name)
+		return -ESRCH;
+
+	dst = kdbus_bus_find_conn_by_id(bus, staging->msg->dst_id);
+	if (!dst)
+		return -ENXIO;
+
+	if (!kdbus_conn_is_ordinary(dst)) {
+		kdbus_conn_unref(dst);
+		return -ENXIO;
+	}
+
+	*out_dst = dst;
+	return 0;
+}
+
+/*
+ * kdbus_msg_deliver() - queue a message in a receiver
+ * @src:	sending connection, NULL for kernel notifications
+ * @dst:	receiving connection
+ * @staging:	the message
+ * @reply:	reply record to link on @src and attach to the entry, or NULL
+ * @name_id:	name-generation the message was sent to, or 0
+ *
+ * Enqueue steps of core.md §8.7, atomic with respect to a disconnect of
+ * @dst. If @reply is given, the pending request limit of @src is checked
+ * and the record is linked on @src together with the enqueue.
+ */
+static int kdbus_msg_deliver(struct kdbus_conn *src, struct kdbus_conn *dst,
+			     struct kdbus_staging *staging,
+			     struct kdbus_reply *reply, u64 name_id)
+{
+	struct kdbus_queue_entry *entry;
+	int ret;
+
+	kdbus_conn_lock2(src, dst);
+
+	if (reply && src->request_count >= KDBUS_CONN_MAX_REQUESTS_PENDING) {
+		ret = -EMLINK;
+		goto exit_unlock;
+	}
+
+	if (!kdbus_conn_active(dst)) {
+		ret = -ECONNRESET;
+		goto exit_unlock;
+	}
+
+	if (staging->gaps && staging->gaps->n_fds > 0 &&
+	    !kdbus_conn_is_monitor(dst) &&
+	    !(dst->flags & KDBUS_HELLO_ACCEPT_FD)) {
+		ret = -ECOMM;
+		goto exit_unlock;
+	}
+
+	entry = kdbus_queue_entry_new(src, dst, staging);
+	if (IS_ERR(entry)) {
+		ret = PTR_ERR(entry);
+		goto exit_unlock;
+	}
+
+	entry->dst_name_id = name_id;
+	if (reply)
+		kdbus_reply_link(reply);
+	kdbus_queue_entry_enqueue(entry, reply);
+	wake_up_interruptible(&dst->wait);
+	ret = 0;
+
+exit_unlock:
+	kdbus_conn_unlock2(src, dst);
+	return ret;
+}
+
+/**
+ * kdbus_msg_deliver_kernel() - queue a kernel notification
+ * @dst:	receiving connection
+ * @staging:	the notification
+ *
+ * Return: 0 on success, negative error code on failure.
+ */
+int kdbus_msg_deliver_kernel(struct kdbus_conn *dst,
+			     struct kdbus_staging *staging)
+{
+	return kdbus_msg_deliver(NULL, dst, staging, NULL, 0);
+}
+
+/*
+ * Answer a pending synchronous call: build the reply in the waiter's pool
+ * and hand it over, or hand over the error.
+ */
+static int kdbus_msg_sync_attach(struct kdbus_conn *src,
+				 struct kdbus_conn *dst,
+				 struct kdbus_staging *staging,
+				 struct kdbus_reply *reply)
+{
+	struct kdbus_queue_entry *entry;
+	int ret;
+
+	lockdep_assert_held(&dst->lock);
+
+	if (!kdbus_conn_active(dst)) {
+		ret = -ECONNRESET;
+	} else if (staging->gaps && staging->gaps->n_fds > 0 &&
+		   !(dst->flags & KDBUS_HELLO_ACCEPT_FD)) {
+		ret = -ECOMM;
+	} else {
+		entry = kdbus_queue_entry_new(src, dst, staging);
+		if (IS_ERR(entry)) {
+			ret = PTR_ERR(entry);
+		} else {
+			reply->queue_entry = entry;
+			ret = 0;
+		}
+	}
+
+	if (ret == -ECONNRESET)
+		return ret;
+
+	kdbus_sync_reply_wakeup(reply, ret == -ECOMM ? -EREMOTEIO : ret);
+	return ret;
+}
+
+/*
+ * A reply (cookie_reply set, no EXPECT_REPLY): it needs a pending record on
+ * the destination that expects a reply from @src. The record is consumed
+ * before delivery; replies bypass the TALK policy.
+ */
+static int kdbus_msg_reply(struct kdbus_conn *src, struct kdbus_conn *dst,
+			   struct kdbus_staging *staging)
+{
+	struct kdbus_queue_entry *entry;
+	struct kdbus_reply *reply;
+	int ret;
+
+	kdbus_conn_lock2(src, dst);
+
+	reply = kdbus_reply_find(src, dst, staging->msg->cookie_reply);
+	if (!reply) {
+		ret = -EBADSLT;
+		goto exit_unlock;
+	}
+
+	if (reply->sync) {
+		ret = kdbus_msg_sync_attach(src, dst, staging, reply);
+		goto exit_unlock;
+	}
+
+	kdbus_reply_unlink(reply);
+
+	if (!kdbus_conn_active(dst)) {
+		ret = -ECONNRESET;
+		goto exit_unlock;
+	}
+
+	if (staging->gaps && staging->gaps->n_fds > 0 &&
+	    !(dst->flags & KDBUS_HELLO_ACCEPT_FD)) {
+		ret = -ECOMM;
+		goto exit_unlock;
+	}
+
+	entry = kdbus_queue_entry_new(src, dst, staging);
+	if (IS_ERR(entry)) {
+		ret = PTR_ERR(entry);
+		goto exit_unlock;
+	}
+
+	kdbus_queue_entry_enqueue(entry, NULL);
+	wake_up_interruptible(&dst->wait);
+	ret = 0;
+
+exit_unlock:
+	kdbus_conn_unlock2(src, dst);
+	return ret;
+}
+
+/*
+ * TALK(src, current creds, dst) of registry.md §7.6 for a bus without
+ * names: an owner may talk to anyone, everybody else only to connections
+ * whose endpoint opener's real uid equals the caller's euid. Connections
+ * on custom endpoints may only talk through names. The policy database
+ * and name checks of the policy issue extend this function.
+ */
+static bool kdbus_msg_may_talk(struct kdbus_conn *src, struct kdbus_conn *dst)
+{
+	if (src->ep->user)
+		return false;
+	if (src->owner)
+		return true;
+	return uid_eq(current_euid(), dst->cred->uid);
+}
+
+/*
+ * Wait for the answer to a synchronous call, core.md §8.9 steps 4 to 7 and
+ * §22 (poll_initwait() on the connection's wait queue and the cancel fd,
+ * absolute CLOCK_MONOTONIC deadline).
+ */
+static int kdbus_msg_wait_reply(struct kdbus_conn *conn,
+				struct kdbus_cmd_send *cmd, struct file *f,
+				struct file *cancel_fd,
+				struct kdbus_reply *reply)
+{
+	struct kdbus_queue_entry *entry;
+	struct poll_wqueues pwq;
+	ktime_t expire;
+	int ret, r;
+
+	expire = ns_to_ktime(min_t(u64, reply->deadline_ns, KTIME_MAX));
+
+	poll_initwait(&pwq);
+	poll_wait(f, &conn->wait, &pwq.pt);
+	if (cancel_fd)
+		vfs_poll(cancel_fd, &pwq.pt);
+
+	for (;;) {
+		if (!kdbus_conn_active(conn)) {
+			ret = -ECONNRESET;
+			break;
+		}
+
+		mutex_lock(&conn->lock);
+		r = reply->waiting;
+		ret = reply->err;
+		mutex_unlock(&conn->lock);
+		if (!r)
+			break;
+
+		if (cancel_fd && (vfs_poll(cancel_fd, NULL) & EPOLLIN)) {
+			ret = -ECANCELED;
+			break;
+		}
+
+		if (signal_pending(current)) {
+			ret = -EINTR;
+			break;
+		}
+
+		set_current_state(TASK_INTERRUPTIBLE);
+		r = 1;
+		if (!pwq.triggered)
+			r = schedule_hrtimeout_range(&expire, 0,
+						     HRTIMER_MODE_ABS);
+		__set_current_state(TASK_RUNNING);
+		/* as poll_schedule_timeout(): order against the re-check */
+		smp_store_mb(pwq.triggered, 0);
+
+		if (!r) {
+			ret = -ETIMEDOUT;
+			break;
+		}
+	}
+
+	poll_freewait(&pwq);
+
+	mutex_lock(&conn->lock);
+
+	if (ret == -EINTR && reply->waiting) {
+		/*
+		 * Keep the record; a re-issued SEND with the same cookie
+		 * resumes here. If nobody resumes, the timeout scan drops
+		 * the record silently once its deadline passed.
+		 */
+		reply->interrupted = true;
+		kdbus_reply_schedule_scan(conn, reply->deadline_ns);
+		mutex_unlock(&conn->lock);
+		return -ERESTARTSYS;
+	}
+
+	/* a reply attached by now is delivered, whatever woke us */
+	entry = reply->queue_entry;
+	if (entry) {
+		reply->queue_entry = NULL;
+		ret = kdbus_queue_entry_install(entry,
+						&cmd->reply.return_flags, true);
+		if (ret >= 0)
+			kdbus_pool_slice_publish(entry->slice,
+						 &cmd->reply.offset,
+						 &cmd->reply.msg_size);
+		kdbus_queue_entry_free(entry);
+	} else if (!reply->waiting) {
+		ret = reply->err;
+	}
+
+	reply->waiting = false;
+	kdbus_reply_unlink(reply);
+	mutex_unlock(&conn->lock);
+
+	return ret;
+}
+
+/*
+ * Unicast message that is neither a reply nor a signal: TALK check, reply
+ * record if a reply is expected, enqueue, and for synchronous calls the
+ * wait for the answer.
+ */
+static int kdbus_msg_call(struct kdbus_conn *src, struct kdbus_conn *dst,
+			  u64 name_id, struct kdbus_staging *staging,
+			  struct kdbus_cmd_send *cmd, struct file *f,
+			  struct file *cancel_fd)
+{
+	bool sync = cmd->flags & KDBUS_SEND_SYNC_REPLY;
+	const struct kdbus_msg *msg = staging->msg;
+	struct kdbus_reply *reply = NULL;
+	int ret;
+
+	if (!kdbus_msg_may_talk(src, dst))
+		return -EPERM;
+
+	if (msg->flags & KDBUS_MSG_EXPECT_REPLY) {
+		reply = kdbus_reply_new(dst, src, msg->cookie, msg->timeout_ns,
+					name_id, sync);
+		if (IS_ERR(reply))
+			return PTR_ERR(reply);
+	}
+
+	ret = kdbus_msg_deliver(src, dst, staging, reply, name_id);
+	if (ret == 0 && sync)
+		ret = kdbus_msg_wait_reply(src, cmd, f, cancel_fd, reply);
+
+	kdbus_reply_unref(reply);
+	return ret;
+}
+
+/* core.md §8.9 step 1: resume an interrupted synchronous call */
+static struct kdbus_reply *kdbus_msg_find_interrupted(struct kdbus_conn *conn,
+						      u64 cookie)
+{
+	struct kdbus_reply *r, *found = NULL;
+
+	mutex_lock(&conn->lock);
+	list_for_each_entry(r, &conn->reply_list, entry) {
+		if (r->sync && r->interrupted && r->cookie == cookie) {
+			r->interrupted = false;
+			found = kdbus_reply_ref(r);
+			break;
+		}
+	}
+	mutex_unlock(&conn->lock);
+
+	return found;
+}
+
+static int kdbus_msg_route(struct kdbus_conn *src, struct kdbus_cmd_send *cmd,
+			   struct kdbus_staging *staging, struct file *f,
+			   struct file *cancel_fd)
+{
+	const struct kdbus_msg *msg = staging->msg;
+	struct kdbus_bus *bus = src->ep->bus;
+	struct kdbus_conn *dst;
+	u64 name_id;
+	int ret;
+
+	if (msg->dst_id == KDBUS_DST_ID_BROADCAST) {
+		/*
+		 * A connection receives broadcasts only through its match
+		 * rules; none can be installed before the match database
+		 * exists, so a valid broadcast reaches nobody.
+		 */
+		return 0;
+	}
+
+	if (cmd->flags & KDBUS_SEND_SYNC_REPLY) {
+		struct kdbus_reply *reply;
+
+		reply = kdbus_msg_find_interrupted(src, msg->cookie);
+		if (reply) {
+			ret = kdbus_msg_wait_reply(src, cmd, f, cancel_fd, reply);
+			kdbus_reply_unref(reply);
+			return ret;
+		}
+
+		if (msg->timeout_ns <= ktime_get_ns())
+			return -ETIMEDOUT;
+	}
+
+	ret = kdbus_msg_pin_dst(bus, staging, &dst, &name_id);
+	if (ret < 0)
+		return ret;
+
+	if (msg->flags & KDBUS_MSG_SIGNAL) {
+		/*
+		 * Unicast signals are queued only if one of the
+		 * destination's match rules accepts them; without a match
+		 * database none does, and the send succeeds silently.
+		 */
+		ret = 0;
+	} else if (!(msg->flags & KDBUS_MSG_EXPECT_REPLY) &&
+		   msg->cookie_reply != 0) {
+		ret = kdbus_msg_reply(src, dst, staging);
+	} else {
+		ret = kdbus_msg_call(src, dst, name_id, staging, cmd, f,
+				     cancel_fd);
+	}
+
+	kdbus_conn_unref(dst);
+	return ret;
+}
+
+/* the flags and items a struct kdbus_msg may carry (core.md §2.3) */
+static int kdbus_msg_parse(struct kdbus_args *margs, struct kdbus_arg *margv,
+			   void __user *addr, struct kdbus_msg **msg)
+{
+	static const u64 types[KDBUS_MSG_N_ARGS] = {
+		KDBUS_ITEM_NEGOTIATE,
+		KDBUS_ITEM_PAYLOAD_VEC,
+		KDBUS_ITEM_FDS,
+		KDBUS_ITEM_BLOOM_FILTER,
+		KDBUS_ITEM_DST_NAME,
+	};
+	size_t i;
+
+	memset(margs, 0, offsetof(struct kdbus_args, cmd_buf));
+	for (i = 0; i < KDBUS_MSG_N_ARGS; ++i) {
+		margv[i].type = types[i];
+		margv[i].item = NULL;
+		margv[i].multiple = types[i] == KDBUS_ITEM_PAYLOAD_VEC;
+		margv[i].mandatory = false;
+	}
+
+	margs->allowed_flags = KDBUS_FLAG_NEGOTIATE |
+			       KDBUS_MSG_EXPECT_REPLY |
+			       KDBUS_MSG_NO_AUTO_START |
+			       KDBUS_MSG_SIGNAL;
+	margs->argv = margv;
+	margs->argc = KDBUS_MSG_N_ARGS;
+
+	return kdbus_args_parse_msg(margs, addr, msg);
+}
+
+/* SEND with KDBUS_FLAG_NEGOTIATE on the command (core.md §2.4) */
+static int kdbus_msg_negotiate(struct kdbus_cmd_send __user *argp)
+{
+	struct kdbus_arg margv[KDBUS_MSG_N_ARGS];
+	struct kdbus_args margs;
+	struct kdbus_msg *msg;
+	u64 addr;
+	int ret;
+
+	if (get_user(addr, &argp->msg_address))
+		return -EFAULT;
+	if (!addr)
+		return 0;
+
+	ret = kdbus_msg_parse(&margs, margv, u64_to_user_ptr(addr), &msg);
+	if (ret < 0)
+		return ret;
+	if (ret == 0)
+		kdbus_args_clear(&margs, 0);
+	return 0;
+}
+
+/**
+ * kdbus_cmd_send() - handle KDBUS_CMD_SEND
+ * @conn:	connection
+ * @f:		file the ioctl was issued on
+ * @argp:	command payload
+ *
+ * Return: 0 on success (or after negotiation), -ERESTARTSYS if a
+ * synchronous wait was interrupted, negative error code on failure.
+ */
+int kdbus_cmd_send(struct kdbus_conn *conn, struct file *f, void __user *argp)
+{
+	struct kdbus_arg margv[KDBUS_MSG_N_ARGS];
+	struct kdbus_staging *staging = NULL;
+	struct file *cancel_fd = NULL;
+	struct kdbus_msg *msg = NULL;
+	struct kdbus_cmd_send *cmd;
+	struct kdbus_args margs;
+	int ret;
+
+	struct kdbus_arg argv[] = {
+		{ .type = KDBUS_ITEM_NEGOTIATE },
+		{ .type = KDBUS_ITEM_CANCEL_FD },
+	};
+	struct kdbus_args args = {
+		.allowed_flags = KDBUS_FLAG_NEGOTIATE |
+				 KDBUS_SEND_SYNC_REPLY,
+		.argv = argv,
+		.argc = ARRAY_SIZE(argv),
+	};
+
+	if (!kdbus_conn_is_ordinary(conn))
+		return -EOPNOTSUPP;
+
+	ret = kdbus_args_parse(&args, argp, &cmd);
+	if (ret < 0)
+		return ret;
+	if (ret > 0)
+		return kdbus_msg_negotiate(argp);
+
+	kdbus_pool_publish_empty(conn->pool, &cmd->reply.offset,
+				 &cmd->reply.msg_size);
+	cmd->reply.return_flags = 0;
+
+	ret = kdbus_msg_parse(&margs, margv, u64_to_user_ptr(cmd->msg_address),
+			      &msg);
+	if (ret < 0)
+		goto exit;
+	if (ret > 0) {
+		/* the message negotiates but the command does not */
+		ret = -EINVAL;
+		goto exit;
+	}
+
+	if (argv[1].item) {
+		cancel_fd = fget(argv[1].item->fds[0]);
+		if (!cancel_fd) {
+			ret = -EBADF;
+			goto exit;
+		}
+		if (!file_can_poll(cancel_fd)) {
+			ret = -EINVAL;
+			goto exit;
+		}
+	}
+
+	staging = kdbus_staging_new_user(conn->ep->bus, conn, cmd, msg);
+	if (IS_ERR(staging)) {
+		ret = PTR_ERR(staging);
+		staging = NULL;
+		goto exit;
+	}
+
+	ret = kdbus_msg_route(conn, cmd, staging, f, cancel_fd);
+	if (ret < 0)
+		goto exit;
+
+	if (kdbus_member_set_user(&cmd->reply, argp, typeof(*cmd), reply)) {
+		/* do not leak a reply slice the caller never learns about */
+		if (cmd->reply.msg_size)
+			kdbus_pool_release_offset(conn->pool,
+						  cmd->reply.offset);
+		ret = -EFAULT;
+	}
+
+exit:
+	if (cancel_fd)
+		fput(cancel_fd);
+	kdbus_staging_free(staging);
+	if (msg)
+		kdbus_args_clear(&margs, ret);
+	return kdbus_args_clear(&args, ret);
+}
+
+/*
+ * A request that expected a reply was dropped unanswered: tell the
+ * requester (EPIPE for a synchronous waiter, REPLY_DEAD otherwise).
+ */
+static void kdbus_msg_drop_reply(struct kdbus_bus *bus,
+				 struct kdbus_reply *reply)
+{
+	struct kdbus_conn *requester = reply->reply_dst;
+	LIST_HEAD(notify_list);
+
+	mutex_lock(&requester->lock);
+	if (reply->linked && (!reply->sync || reply->waiting)) {
+		if (reply->sync) {
+			kdbus_sync_reply_wakeup(reply, -EPIPE);
+		} else {
+			kdbus_notify_reply(&notify_list, bus, requester->id,
+					   reply->cookie,
+					   KDBUS_ITEM_REPLY_DEAD);
+			kdbus_reply_unlink(reply);
+		}
+	}
+	mutex_unlock(&requester->lock);
+
+	kdbus_notify_reply_flush(bus, &notify_list);
+}
+
+/**
+ * kdbus_cmd_recv() - handle KDBUS_CMD_RECV
+ * @conn:	connection
+ * @argp:	command payload
+ *
+ * Return: 0 on success, negative error code on failure (EAGAIN if no
+ * suitable message is queued).
+ */
+int kdbus_cmd_recv(struct kdbus_conn *conn, void __user *argp)
+{
+	struct kdbus_bus *bus = conn->ep->bus;
+	struct kdbus_reply *reply = NULL;
+	struct kdbus_queue_entry *entry;
+	struct kdbus_cmd_recv *cmd;
+	bool published = false;
+	int ret;
+
+	struct kdbus_arg argv[] = {
+		{ .type = KDBUS_ITEM_NEGOTIATE },
+	};
+	struct kdbus_args args = {
+		.allowed_flags = KDBUS_FLAG_NEGOTIATE |
+				 KDBUS_RECV_PEEK |
+				 KDBUS_RECV_DROP |
+				 KDBUS_RECV_USE_PRIORITY,
+		.argv = argv,
+		.argc = ARRAY_SIZE(argv),
+	};
+
+	if (!kdbus_conn_is_ordinary(conn) &&
+	    !kdbus_conn_is_monitor(conn) &&
+	    !kdbus_conn_is_activator(conn))
+		return -EOPNOTSUPP;
+
+	ret = kdbus_args_parse(&args, argp, &cmd);
+	if (ret != 0)
+		return ret;
+
+	cmd->dropped_msgs = 0;
+	cmd->msg.return_flags = 0;
+	kdbus_pool_publish_empty(conn->pool, &cmd->msg.offset,
+				 &cmd->msg.msg_size);
+
+	if ((cmd->flags & KDBUS_RECV_DROP) &&
+	    (cmd->flags & KDBUS_RECV_USE_PRIORITY)) {
+		ret = -EINVAL;
+		goto exit;
+	}
+
+	mutex_lock(&conn->lock);
+
+	entry = kdbus_queue_peek(&conn->queue, cmd->priority,
+				 cmd->flags & KDBUS_RECV_USE_PRIORITY);
+	if (!entry) {
+		ret = -EAGAIN;
+	} else if (cmd->flags & KDBUS_RECV_DROP) {
+		reply = kdbus_reply_ref(entry->reply);
+		kdbus_queue_entry_unlink(entry);
+		kdbus_queue_entry_free(entry);
+	} else {
+		bool peek = cmd->flags & KDBUS_RECV_PEEK;
+		bool install_fds;
+
+		/* never on PEEK, never into a receiver that refused fds */
+		install_fds = !peek && (conn->flags & KDBUS_HELLO_ACCEPT_FD);
+		ret = kdbus_queue_entry_install(entry, &cmd->msg.return_flags,
+						install_fds);
+		if (ret >= 0) {
+			kdbus_pool_slice_publish(entry->slice,
+						 &cmd->msg.offset,
+						 &cmd->msg.msg_size);
+			published = !peek;
+			if (!peek) {
+				kdbus_queue_entry_unlink(entry);
+				kdbus_queue_entry_free(entry);
+			}
+		}
+	}
+
+	mutex_unlock(&conn->lock);
+
+	if (reply) {
+		kdbus_msg_drop_reply(bus, reply);
+		kdbus_reply_unref(reply);
+	}
+
+	if (ret < 0 && ret != -EAGAIN)
+		goto exit;
+
+	cmd->dropped_msgs = atomic_xchg(&conn->lost_count, 0);
+	if (cmd->dropped_msgs > 0)
+		cmd->return_flags |= KDBUS_RECV_RETURN_DROPPED_MSGS;
+
+	if (kdbus_member_set_user(&cmd->msg, argp, typeof(*cmd), msg) ||
+	    kdbus_member_set_user(&cmd->dropped_msgs, argp, typeof(*cmd),
+				  dropped_msgs)) {
+		if (published)
+			kdbus_pool_release_offset(conn->pool,
+						  cmd->msg.offset);
+		ret = -EFAULT;
+	}
+
+exit:
+	return kdbus_args_clear(&args, ret);
+}
+
+/**
+ * kdbus_msg_disconnect() - tear down the messaging state of a connection
+ * @conn:	connection being disconnected
+ *
+ * Steps 2, 5 and 6 of core.md §17.2: stops the reply timeout work,
+ * discards the queue (requests in it that expected a reply produce
+ * REPLY_DEAD for their requesters), discards the connection's own reply
+ * records, and completes every record on the bus that expects a reply
+ * from @conn (REPLY_DEAD, or EPIPE for synchronous waiters).
+ *
+ * Context: @conn must already be deactivated (no new messages can be
+ * queued) and drained of running ioctls; no connection lock may be held.
+ */
+void kdbus_msg_disconnect(struct kdbus_conn *conn)
+{
+	struct kdbus_queue_entry *entry, *tmp;
+	struct kdbus_bus *bus = conn->ep->bus;
+	struct kdbus_reply *r, *r_tmp;
+	LIST_HEAD(notify_list);
+	struct kdbus_conn *c;
+	unsigned int i;
+
+	cancel_delayed_work_sync(&conn->work);
+
+	mutex_lock(&conn->lock);
+	list_for_each_entry_safe(entry, tmp, &conn->queue.msg_list, entry) {
+		if (entry->reply)
+			kdbus_notify_reply(&notify_list, bus,
+					   entry->reply->reply_dst->id,
+					   entry->reply->cookie,
+					   KDBUS_ITEM_REPLY_DEAD);
+		kdbus_queue_entry_unlink(entry);
+		kdbus_queue_entry_free(entry);
+	}
+
+	list_for_each_entry_safe(r, r_tmp, &conn->reply_list, entry)
+		kdbus_reply_unlink(r);
+	mutex_unlock(&conn->lock);
+
+	down_read(&bus->conn_rwlock);
+	hash_for_each(bus->conn_hash, i, c, hentry) {
+		if (c == conn)
+			continue;
+
+		mutex_lock(&c->lock);
+		list_for_each_entry_safe(r, r_tmp, &c->reply_list, entry) {
+			if (r->reply_src != conn)
+				continue;
+
+			if (r->sync) {
+				kdbus_sync_reply_wakeup(r, -EPIPE);
+			} else {
+				kdbus_notify_reply(&notify_list, bus, c->id,
+						   r->cookie,
+						   KDBUS_ITEM_REPLY_DEAD);
+				kdbus_reply_unlink(r);
+			}
+		}
+		mutex_unlock(&c->lock);
+	}
+	up_read(&bus->conn_rwlock);
+
+	kdbus_notify_reply_flush(bus, &notify_list);
+}

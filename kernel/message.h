@@ -1,0 +1,105 @@
+/* SPDX-License-Identifier: GPL-2.0-only */
+/*
+ * kdbus message staging: one message on its way from a sender (or the
+ * kernel) into the pools of its receivers
+ */
+
+#ifndef __KDBUS_MESSAGE_H
+#define __KDBUS_MESSAGE_H
+
+#include <linux/kref.h>
+#include <linux/list.h>
+#include <linux/types.h>
+#include <linux/uio.h>
+#include <uapi/linux/kdbus.h>
+
+struct file;
+struct kdbus_bus;
+struct kdbus_conn;
+struct kdbus_pool_slice;
+
+/**
+ * struct kdbus_gaps - descriptors to be installed at RECV time
+ * @kref:	reference count; shared by all queue entries of one message
+ * @n_fds:	number of regular descriptors in @fd_files
+ * @fd_offset:	byte offset of the FDS item's descriptor array in the
+ *		delivered message
+ * @fd_files:	pinned files (references held)
+ *
+ * The structure is immutable once created.
+ */
+struct kdbus_gaps {
+	struct kref kref;
+	size_t n_fds;
+	size_t fd_offset;
+	struct file *fd_files[];
+};
+
+/**
+ * struct kdbus_staging - a message being delivered
+ * @bus:		bus the message is sent on (reference held)
+ * @gaps:		descriptors carried by the message, or NULL
+ * @msg:		kernel copy of the header and items; PAYLOAD_VEC items
+ *			are already rewritten into PAYLOAD_OFF
+ * @msg_size:		size of @msg without trailing padding
+ * @payload_base:	base currently added to the PAYLOAD_OFF offsets
+ * @bloom_filter:	points into @msg, or NULL
+ * @dst_name:		points into @msg, or NULL
+ * @seq:		bus sequence number
+ * @ts_monotonic:	CLOCK_MONOTONIC timestamp of the message
+ * @ts_realtime:	CLOCK_REALTIME timestamp of the message
+ * @kernel:		kernel notification (TIMESTAMP always attached)
+ * @n_parts:		number of elements in @parts
+ * @n_payload:		total length of the inline payload stream
+ * @parts:		payload stream; entries with a NULL iov_base are
+ *			zero padding, all others are sender user memory
+ * @notify_entry:	entry in a notification list (kernel messages)
+ *
+ * A staging object is owned by the thread that created it and is never
+ * shared; it only lives for the duration of one command.
+ */
+struct kdbus_staging {
+	struct kdbus_bus *bus;
+	struct kdbus_gaps *gaps;
+	struct kdbus_msg *msg;
+	size_t msg_size;
+	u64 payload_base;
+	const struct kdbus_bloom_filter *bloom_filter;
+	const char *dst_name;
+	u64 seq;
+	u64 ts_monotonic;
+	u64 ts_realtime;
+	bool kernel;
+	size_t n_parts;
+	size_t n_payload;
+	struct iovec *parts;
+	struct list_head notify_entry;
+};
+
+struct kdbus_gaps *kdbus_gaps_ref(struct kdbus_gaps *gaps);
+struct kdbus_gaps *kdbus_gaps_unref(struct kdbus_gaps *gaps);
+int kdbus_gaps_install(struct kdbus_gaps *gaps,
+		       struct kdbus_pool_slice *slice, bool *out_incomplete);
+
+struct kdbus_staging *kdbus_staging_new_kernel(struct kdbus_bus *bus,
+					       u64 dst, u64 cookie_reply,
+					       size_t it_size, u64 it_type);
+struct kdbus_staging *kdbus_staging_new_user(struct kdbus_bus *bus,
+					     struct kdbus_conn *src,
+					     struct kdbus_cmd_send *cmd,
+					     struct kdbus_msg *msg);
+struct kdbus_staging *kdbus_staging_free(struct kdbus_staging *staging);
+size_t kdbus_staging_size(struct kdbus_staging *staging,
+			  struct kdbus_conn *dst);
+int kdbus_staging_emit(struct kdbus_staging *staging,
+		       struct kdbus_conn *dst,
+		       struct kdbus_pool_slice *slice);
+
+int kdbus_msg_deliver_kernel(struct kdbus_conn *dst,
+			     struct kdbus_staging *staging);
+void kdbus_msg_disconnect(struct kdbus_conn *conn);
+
+int kdbus_cmd_send(struct kdbus_conn *conn, struct file *f, void __user *argp);
+int kdbus_cmd_recv(struct kdbus_conn *conn, void __user *argp);
+
+#endif
