@@ -305,7 +305,6 @@ int kdbus_cmd_bus_creator_info(struct kdbus_conn *conn, void __user *argp)
 {
 	struct kdbus_cmd_info *cmd;
 	struct kdbus_bus *bus = conn->ep->bus;
-	struct kdbus_pool_slice *slice = NULL;
 	struct kdbus_item *name_item;
 	struct kdbus_info info = {};
 	size_t name_len, name_size;
@@ -348,30 +347,9 @@ int kdbus_cmd_bus_creator_info(struct kdbus_conn *conn, void __user *argp)
 	kdbus_kvec_set(&kvec[1], name_item, name_size, &size);
 	info.size = size;
 
-	slice = kdbus_pool_slice_alloc(conn->pool, info.size, false);
-	if (IS_ERR(slice)) {
-		ret = PTR_ERR(slice);
-		slice = NULL;
-		goto exit_free;
-	}
-
-	ret = kdbus_pool_slice_copy_kvec(slice, 0, kvec, 2, info.size);
-	if (ret < 0)
-		goto exit_free;
-
-	kdbus_pool_slice_publish(slice, &cmd->offset, &cmd->info_size);
-
-	if (kdbus_member_set_user(&cmd->offset, argp, typeof(*cmd), offset) ||
-	    kdbus_member_set_user(&cmd->info_size, argp,
-				  typeof(*cmd), info_size)) {
-		/* do not leak the published slice (core.md §2.7) */
-		kdbus_pool_release_offset(conn->pool, cmd->offset);
-		ret = -EFAULT;
-	}
-
-exit_free:
-	kdbus_pool_slice_release(slice);
+	ret = kdbus_info_publish(conn->pool, kvec, 2, info.size, cmd, argp);
 	kfree(name_item);
+
 exit:
 	return kdbus_args_clear(&args, ret);
 }

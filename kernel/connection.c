@@ -900,6 +900,52 @@ int kdbus_cmd_byebye_unlocked(struct kdbus_conn *conn, void __user *argp)
 }
 
 /**
+ * kdbus_info_publish() - place an info record in a pool and report it
+ * @pool:	pool of the calling connection
+ * @kvec:	parts of the record
+ * @n_kvec:	number of parts in @kvec
+ * @size:	total size of the record
+ * @cmd:	kernel copy of the command; @offset and @info_size are set
+ * @argp:	the user's command, whose @offset and @info_size are written
+ *
+ * Shared by CONN_INFO and BUS_CREATOR_INFO. If the user's command cannot
+ * be written, the published slice is released again so that nothing
+ * leaks (core.md §2.7).
+ *
+ * Return: 0 on success, negative error code on failure.
+ */
+int kdbus_info_publish(struct kdbus_pool *pool, struct kvec *kvec,
+		       size_t n_kvec, size_t size, struct kdbus_cmd_info *cmd,
+		       struct kdbus_cmd_info __user *argp)
+{
+	struct kdbus_pool_slice *slice;
+	ssize_t n;
+	int ret = 0;
+
+	slice = kdbus_pool_slice_alloc(pool, size, false);
+	if (IS_ERR(slice))
+		return PTR_ERR(slice);
+
+	n = kdbus_pool_slice_copy_kvec(slice, 0, kvec, n_kvec, size);
+	if (n < 0) {
+		ret = n;
+		goto exit;
+	}
+
+	kdbus_pool_slice_publish(slice, &cmd->offset, &cmd->info_size);
+
+	if (put_user(cmd->offset, &argp->offset) ||
+	    put_user(cmd->info_size, &argp->info_size)) {
+		kdbus_pool_release_offset(pool, cmd->offset);
+		ret = -EFAULT;
+	}
+
+exit:
+	kdbus_pool_slice_release(slice);
+	return ret;
+}
+
+/**
  * kdbus_cmd_conn_info() - handle KDBUS_CMD_CONN_INFO
  * @conn:		connection to operate on
  * @argp:		command payload
@@ -914,7 +960,6 @@ int kdbus_cmd_byebye_unlocked(struct kdbus_conn *conn, void __user *argp)
  */
 int kdbus_cmd_conn_info(struct kdbus_conn *conn, void __user *argp)
 {
-	struct kdbus_pool_slice *slice = NULL;
 	struct kdbus_item *desc_item = NULL;
 	struct kdbus_conn *owner_conn = NULL;
 	struct kdbus_info info = {};
@@ -988,30 +1033,10 @@ int kdbus_cmd_conn_info(struct kdbus_conn *conn, void __user *argp)
 		kdbus_kvec_set(&kvec[1], desc_item, desc_size, &size);
 	info.size = size;
 
-	slice = kdbus_pool_slice_alloc(conn->pool, info.size, false);
-	if (IS_ERR(slice)) {
-		ret = PTR_ERR(slice);
-		slice = NULL;
-		goto exit;
-	}
-
-	ret = kdbus_pool_slice_copy_kvec(slice, 0, kvec, desc_item ? 2 : 1,
-					 info.size);
-	if (ret < 0)
-		goto exit;
-
-	kdbus_pool_slice_publish(slice, &cmd->offset, &cmd->info_size);
-
-	if (kdbus_member_set_user(&cmd->offset, argp, typeof(*cmd), offset) ||
-	    kdbus_member_set_user(&cmd->info_size, argp,
-				  typeof(*cmd), info_size)) {
-		/* do not leak the published slice (core.md §2.7) */
-		kdbus_pool_release_offset(conn->pool, cmd->offset);
-		ret = -EFAULT;
-	}
+	ret = kdbus_info_publish(conn->pool, kvec, desc_item ? 2 : 1,
+				 info.size, cmd, argp);
 
 exit:
-	kdbus_pool_slice_release(slice);
 	kfree(desc_item);
 	kdbus_conn_unref(owner_conn);
 	return kdbus_args_clear(&args, ret);

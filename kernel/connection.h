@@ -22,6 +22,7 @@
 
 struct kdbus_ep;
 struct kdbus_pool;
+struct kvec;
 struct kdbus_user;
 struct file;
 struct pid;
@@ -170,6 +171,9 @@ void kdbus_conn_quota_dec(struct kdbus_conn *c, struct kdbus_user *u,
 struct kdbus_conn *kdbus_cmd_hello(struct kdbus_ep *ep, struct file *file,
 				   void __user *argp);
 int kdbus_cmd_byebye_unlocked(struct kdbus_conn *conn, void __user *argp);
+int kdbus_info_publish(struct kdbus_pool *pool, struct kvec *kvec,
+		       size_t n_kvec, size_t size, struct kdbus_cmd_info *cmd,
+		       struct kdbus_cmd_info __user *argp);
 int kdbus_cmd_conn_info(struct kdbus_conn *conn, void __user *argp);
 int kdbus_cmd_update(struct kdbus_conn *conn, void __user *argp);
 int kdbus_cmd_free(struct kdbus_conn *conn, void __user *argp);

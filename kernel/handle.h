@@ -78,17 +78,18 @@ int kdbus_args_clear(struct kdbus_args *args, int ret);
  * kdbus_args_clear()), 1 if it only negotiated (nothing to clear; the
  * ioctl returns 0).
  */
-#define kdbus_args_parse(_args, _argp, _v)                              \
-	({                                                              \
-		BUILD_BUG_ON(offsetof(typeof(**(_v)), size) !=          \
-			     offsetof(struct kdbus_cmd, size));         \
-		BUILD_BUG_ON(offsetof(typeof(**(_v)), flags) !=         \
-			     offsetof(struct kdbus_cmd, flags));        \
-		BUILD_BUG_ON(offsetof(typeof(**(_v)), return_flags) !=  \
-			     offsetof(struct kdbus_cmd, return_flags)); \
-		__kdbus_args_parse((_args), 1, (_argp), sizeof(**(_v)), \
-				   offsetof(typeof(**(_v)), items),     \
-				   (void **)(_v));                      \
+#define kdbus_args_parse(_args, _argp, _v)				\
+	({								\
+		typeof(_v) __v = (_v);					\
+		BUILD_BUG_ON(offsetof(typeof(**__v), size) !=		\
+			     offsetof(struct kdbus_cmd, size));		\
+		BUILD_BUG_ON(offsetof(typeof(**__v), flags) !=		\
+			     offsetof(struct kdbus_cmd, flags));		\
+		BUILD_BUG_ON(offsetof(typeof(**__v), return_flags) !=	\
+			     offsetof(struct kdbus_cmd, return_flags));	\
+		__kdbus_args_parse((_args), 1, (_argp), sizeof(**__v),	\
+				   offsetof(typeof(**__v), items),	\
+				   (void **)__v);			\
 	})
 
 /**
@@ -101,15 +102,16 @@ int kdbus_args_clear(struct kdbus_args *args, int ret);
  *
  * Return: see kdbus_args_parse().
  */
-#define kdbus_args_parse_msg(_args, _argp, _v)                          \
-	({                                                              \
-		BUILD_BUG_ON(offsetof(typeof(**(_v)), size) !=          \
-			     offsetof(struct kdbus_cmd, size));         \
-		BUILD_BUG_ON(offsetof(typeof(**(_v)), flags) !=         \
-			     offsetof(struct kdbus_cmd, flags));        \
-		__kdbus_args_parse((_args), 0, (_argp), sizeof(**(_v)), \
-				   offsetof(typeof(**(_v)), items),     \
-				   (void **)(_v));                      \
+#define kdbus_args_parse_msg(_args, _argp, _v)			\
+	({								\
+		typeof(_v) __v = (_v);					\
+		BUILD_BUG_ON(offsetof(typeof(**__v), size) !=		\
+			     offsetof(struct kdbus_cmd, size));		\
+		BUILD_BUG_ON(offsetof(typeof(**__v), flags) !=		\
+			     offsetof(struct kdbus_cmd, flags));		\
+		__kdbus_args_parse((_args), 0, (_argp), sizeof(**__v),	\
+				   offsetof(typeof(**__v), items),	\
+				   (void **)__v);			\
 	})
 
 #endif

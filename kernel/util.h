@@ -31,10 +31,14 @@
  * Return: the result of copy_to_user()
  */
 #define kdbus_member_set_user(_s, _b, _t, _m)				\
+	__kdbus_set_user(&((_t __user *)(_b))->_m, (_s))
+
+#define __kdbus_set_user(_u, _s)					\
 ({									\
-	u64 __user *_sz =						\
-		(void __user *)((u8 __user *)(_b) + offsetof(_t, _m));	\
-	copy_to_user(_sz, _s, sizeof(((_t *)0)->_m));			\
+	typeof(_u) __u = (_u);						\
+	typeof(_s) __s = (_s);						\
+	BUILD_BUG_ON(sizeof(*__u) != sizeof(*__s));			\
+	copy_to_user(__u, __s, sizeof(*__u));				\
 })
 
 /**
