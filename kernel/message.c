@@ -17,17 +17,21 @@
  *    the pool API) -> mmap_lock of the sender (user copies may fault).
  *    Nothing here is called with a spinlock held; user memory is only
  *    touched under mutexes.
+ *  - Staging a PAYLOAD_MEMFD item reads the memfd's seals and size under
+ *    its inode lock (shared), with no other lock held.
  *  - Kernel notifications are collected on a local list while locks are
  *    held and delivered (kdbus_notify_reply_flush()) after all locks are
  *    dropped.
  */
 
+#include <linux/fcntl.h>
 #include <linux/file.h>
 #include <linux/fs.h>
 #include <linux/hrtimer.h>
 #include <linux/net.h>
 #include <linux/poll.h>
 #include <linux/sched/signal.h>
+#include <linux/shmem_fs.h>
 #include <linux/slab.h>
 #include <linux/timekeeping.h>
 #include <linux/uaccess.h>
@@ -48,7 +52,11 @@
 #include "util.h"
 
 /* number of item types a struct kdbus_msg accepts, see kdbus_msg_parse() */
-#define KDBUS_MSG_N_ARGS 5
+#define KDBUS_MSG_N_ARGS 6
+
+/* seals a memfd must carry to be accepted as payload (core.md §8.3) */
+#define KDBUS_MEMFD_SEALS \
+	(F_SEAL_SHRINK | F_SEAL_GROW | F_SEAL_WRITE | F_SEAL_SEAL)
 
 /* zero bytes for padding; padding is never longer than 7 bytes */
 static const u8 kdbus_zeros[8];
@@ -62,9 +70,11 @@ static void kdbus_gaps_free(struct kref *kref)
 	struct kdbus_gaps *gaps = container_of(kref, struct kdbus_gaps, kref);
 	size_t i;
 
+	for (i = 0; i < gaps->n_memfds; ++i)
+		fput(gaps->memfd_files[i]);
+
 	for (i = 0; i < gaps->n_fds; ++i)
-		if (gaps->fd_files[i])
-			fput(gaps->fd_files[i]);
+		fput(gaps->fd_files[i]);
 
 	kfree(gaps);
 }
@@ -95,54 +105,93 @@ struct kdbus_gaps *kdbus_gaps_unref(struct kdbus_gaps *gaps)
 	return NULL;
 }
 
+/* reserve a descriptor number; -1 (and @incomplete set) if there is none */
+static int kdbus_gaps_reserve_fd(bool *incomplete)
+{
+	int fd = get_unused_fd_flags(O_CLOEXEC);
+
+	if (fd < 0) {
+		*incomplete = true;
+		return -1;
+	}
+	return fd;
+}
+
+/* write @n descriptor numbers at @off of the message in @slice */
+static int kdbus_gaps_write(struct kdbus_pool_slice *slice, size_t off,
+			    int *fds, size_t n)
+{
+	struct kvec kvec = {
+		.iov_base = fds,
+		.iov_len = n * sizeof(*fds),
+	};
+	ssize_t ret;
+
+	ret = kdbus_pool_slice_copy_kvec(slice, off, &kvec, 1, kvec.iov_len);
+	if (ret < 0)
+		return ret;
+	return ret == kvec.iov_len ? 0 : -EFAULT;
+}
+
 /**
  * kdbus_gaps_install() - install the descriptors of a message
- * @gaps:		gaps object
+ * @gaps:		gaps object, or NULL
  * @slice:		slice of the delivered message in the receiver's pool
+ * @install_fds:	install the regular descriptors of the FDS item too
  * @out_incomplete:	set to true if a descriptor could not be allocated
  *
  * Creates one O_CLOEXEC descriptor in the calling task for every pinned
- * file and writes the numbers into the FDS item of the message in @slice.
- * A descriptor that cannot be allocated reads -1; the others are still
- * installed.
+ * memfd and, with @install_fds, for every pinned regular file, and writes
+ * the numbers into the PAYLOAD_MEMFD and FDS items of the message in
+ * @slice. A descriptor that cannot be allocated reads -1; the others are
+ * still installed. Regular fds that are not installed keep reading -1.
  *
  * Return: 0 on success, negative error code if the slice cannot be written
  * (then nothing is installed).
  */
 int kdbus_gaps_install(struct kdbus_gaps *gaps,
-		       struct kdbus_pool_slice *slice, bool *out_incomplete)
+		       struct kdbus_pool_slice *slice, bool install_fds,
+		       bool *out_incomplete)
 {
+	int memfds[KDBUS_MSG_MAX_MEMFD_ITEMS];
 	int fds[KDBUS_CONN_MAX_FDS_PER_USER];
-	struct kvec kvec;
-	size_t i, len;
-	ssize_t n;
+	size_t i, n_fds;
+	int ret = 0;
 
 	*out_incomplete = false;
-	if (!gaps || gaps->n_fds == 0)
+	if (!gaps)
 		return 0;
 
-	for (i = 0; i < gaps->n_fds; ++i) {
-		fds[i] = get_unused_fd_flags(O_CLOEXEC);
-		if (fds[i] < 0) {
-			fds[i] = -1;
-			*out_incomplete = true;
-		}
-	}
+	n_fds = install_fds ? gaps->n_fds : 0;
 
-	len = gaps->n_fds * sizeof(*fds);
-	kvec.iov_base = fds;
-	kvec.iov_len = len;
-	n = kdbus_pool_slice_copy_kvec(slice, gaps->fd_offset, &kvec, 1, len);
-	if (n != len) {
-		for (i = 0; i < gaps->n_fds; ++i)
+	for (i = 0; i < n_fds; ++i)
+		fds[i] = kdbus_gaps_reserve_fd(out_incomplete);
+	for (i = 0; i < gaps->n_memfds; ++i)
+		memfds[i] = kdbus_gaps_reserve_fd(out_incomplete);
+
+	if (n_fds > 0)
+		ret = kdbus_gaps_write(slice, gaps->fd_offset, fds, n_fds);
+	for (i = 0; ret == 0 && i < gaps->n_memfds; ++i)
+		ret = kdbus_gaps_write(slice, gaps->memfd_offsets[i],
+				       &memfds[i], 1);
+
+	if (ret < 0) {
+		for (i = 0; i < n_fds; ++i)
 			if (fds[i] >= 0)
 				put_unused_fd(fds[i]);
-		return n < 0 ? n : -EFAULT;
+		for (i = 0; i < gaps->n_memfds; ++i)
+			if (memfds[i] >= 0)
+				put_unused_fd(memfds[i]);
+		*out_incomplete = false;
+		return ret;
 	}
 
-	for (i = 0; i < gaps->n_fds; ++i)
+	for (i = 0; i < n_fds; ++i)
 		if (fds[i] >= 0)
 			fd_install(fds[i], get_file(gaps->fd_files[i]));
+	for (i = 0; i < gaps->n_memfds; ++i)
+		if (memfds[i] >= 0)
+			fd_install(memfds[i], get_file(gaps->memfd_files[i]));
 
 	return 0;
 }
@@ -227,16 +276,13 @@ static int kdbus_staging_import_fds(struct kdbus_staging *staging,
 				    size_t fd_offset)
 {
 	size_t i, n = KDBUS_ITEM_PAYLOAD_SIZE(item) / sizeof(int);
-	struct kdbus_gaps *gaps;
+	struct kdbus_gaps *gaps = staging->gaps;
 	struct file *f;
 
-	gaps = kzalloc(struct_size(gaps, fd_files, n), GFP_KERNEL_ACCOUNT);
-	if (!gaps)
-		return -ENOMEM;
+	if (n == 0)
+		return 0;
 
-	kref_init(&gaps->kref);
 	gaps->fd_offset = fd_offset;
-	staging->gaps = gaps;
 
 	for (i = 0; i < n; ++i) {
 		struct socket *sock;
@@ -265,19 +311,67 @@ static int kdbus_staging_import_fds(struct kdbus_staging *staging,
 }
 
 /*
+ * Pin the memfd of a PAYLOAD_MEMFD item (core.md §8.3 step 8, §22): it must
+ * be a shmem file (hugetlbfs and everything else is refused), carry all
+ * four required seals, and contain the range [start, start + size).
+ * shmem_get_seals() is not exported; the seal word is read directly under
+ * the inode lock, which is what F_ADD_SEALS holds while changing it.
+ */
+static int kdbus_staging_import_memfd(struct kdbus_staging *staging,
+				      const struct kdbus_item *item,
+				      size_t fd_offset)
+{
+	struct kdbus_gaps *gaps = staging->gaps;
+	struct inode *inode;
+	unsigned int seals;
+	struct file *f;
+	loff_t size;
+
+	f = fget(item->memfd.fd);
+	if (!f)
+		return -EBADF;
+
+	gaps->memfd_offsets[gaps->n_memfds] = fd_offset;
+	gaps->memfd_files[gaps->n_memfds++] = f;
+
+	/*
+	 * Memfds are regular files; devtmpfs device nodes share shmem_aops
+	 * but are none (the 2015 code refused them through their f_op).
+	 */
+	inode = file_inode(f);
+	if (!S_ISREG(inode->i_mode) || f->f_mapping->a_ops != &shmem_aops)
+		return -EMEDIUMTYPE;
+
+	inode_lock_shared(inode);
+	seals = SHMEM_I(inode)->seals;
+	size = i_size_read(inode);
+	inode_unlock_shared(inode);
+
+	if ((seals & KDBUS_MEMFD_SEALS) != KDBUS_MEMFD_SEALS)
+		return -ETXTBSY;
+
+	/* start + size cannot overflow, kdbus_msg_examine() checked it */
+	if (item->memfd.start + item->memfd.size > (u64)size)
+		return -EFAULT;
+
+	return 0;
+}
+
+/*
  * Steps 4 to 7 of the SEND validation pipeline, on the kernel copy of the
  * message whose items passed the generic item validation already.
  */
 static int kdbus_msg_examine(struct kdbus_bus *bus, struct kdbus_conn *src,
 			     struct kdbus_cmd_send *cmd,
 			     const struct kdbus_msg *msg,
-			     size_t *out_n_parts, size_t *out_trimmed)
+			     size_t *out_n_parts, size_t *out_n_memfds,
+			     size_t *out_n_fds, size_t *out_trimmed)
 {
 	bool is_broadcast = msg->dst_id == KDBUS_DST_ID_BROADCAST;
 	bool is_signal = msg->flags & KDBUS_MSG_SIGNAL;
 	bool has_bloom = false, has_name = false, has_fds = false;
 	const struct kdbus_item *item;
-	size_t n_parts = 0, trimmed;
+	size_t n_parts = 0, n_memfds = 0, n_fds = 0, trimmed;
 	u64 vec_size = 0;
 
 	/* src_id must be 0 or the sender's own id */
@@ -332,9 +426,20 @@ static int kdbus_msg_examine(struct kdbus_bus *bus, struct kdbus_conn *src,
 			break;
 		}
 
+		case KDBUS_ITEM_PAYLOAD_MEMFD:
+			if (item->memfd.start + item->memfd.size <
+			    item->memfd.start)
+				return -EMSGSIZE;
+			if (++n_memfds > KDBUS_MSG_MAX_MEMFD_ITEMS)
+				return -E2BIG;
+			/* size % 8 zero bytes keep the payload stream aligned */
+			if (item->memfd.size % 8)
+				++n_parts;
+			break;
+
 		case KDBUS_ITEM_FDS:
-			if (KDBUS_ITEM_PAYLOAD_SIZE(item) / sizeof(int) >
-			    KDBUS_CONN_MAX_FDS_PER_USER)
+			n_fds = KDBUS_ITEM_PAYLOAD_SIZE(item) / sizeof(int);
+			if (n_fds > KDBUS_CONN_MAX_FDS_PER_USER)
 				return -EMFILE;
 			has_fds = true;
 			break;
@@ -374,6 +479,8 @@ static int kdbus_msg_examine(struct kdbus_bus *bus, struct kdbus_conn *src,
 		return -ENOTUNIQ;
 
 	*out_n_parts = n_parts;
+	*out_n_memfds = n_memfds;
+	*out_n_fds = n_fds;
 	*out_trimmed = trimmed;
 	return 0;
 }
@@ -397,13 +504,14 @@ struct kdbus_staging *kdbus_staging_new_user(struct kdbus_bus *bus,
 					     struct kdbus_cmd_send *cmd,
 					     struct kdbus_msg *msg)
 {
+	size_t n_parts, n_memfds, n_fds, trimmed;
 	struct kdbus_staging *staging;
-	size_t n_parts, trimmed;
 	struct kdbus_item *item;
 	u64 payload = 0;
 	int ret;
 
-	ret = kdbus_msg_examine(bus, src, cmd, msg, &n_parts, &trimmed);
+	ret = kdbus_msg_examine(bus, src, cmd, msg, &n_parts, &n_memfds,
+				&n_fds, &trimmed);
 	if (ret < 0)
 		return ERR_PTR(ret);
 
@@ -422,6 +530,17 @@ struct kdbus_staging *kdbus_staging_new_user(struct kdbus_bus *bus,
 			ret = -ENOMEM;
 			goto error;
 		}
+	}
+
+	if (n_memfds > 0 || n_fds > 0) {
+		staging->gaps = kzalloc(struct_size(staging->gaps, fd_files,
+						    n_fds),
+					GFP_KERNEL_ACCOUNT);
+		if (!staging->gaps) {
+			ret = -ENOMEM;
+			goto error;
+		}
+		kref_init(&staging->gaps->kref);
 	}
 
 	KDBUS_ITEMS_FOREACH(item, staging->msg->items,
@@ -449,6 +568,25 @@ struct kdbus_staging *kdbus_staging_new_user(struct kdbus_bus *bus,
 				item->vec.offset = payload;
 			}
 			payload += part->iov_len;
+			break;
+		}
+
+		case KDBUS_ITEM_PAYLOAD_MEMFD: {
+			size_t off = (u8 *)&item->memfd.fd - (u8 *)staging->msg;
+			struct iovec *part;
+
+			ret = kdbus_staging_import_memfd(staging, item, off);
+			if (ret < 0)
+				goto error;
+			/* receivers read -1 until the memfd is installed */
+			item->memfd.fd = -1;
+			item->memfd.__pad = 0;
+			if (item->memfd.size % 8) {
+				part = &staging->parts[staging->n_parts++];
+				part->iov_base = NULL;
+				part->iov_len = item->memfd.size % 8;
+				payload += part->iov_len;
+			}
 			break;
 		}
 
@@ -1131,6 +1269,7 @@ static int kdbus_msg_parse(struct kdbus_args *margs, struct kdbus_arg *margv,
 	static const u64 types[KDBUS_MSG_N_ARGS] = {
 		KDBUS_ITEM_NEGOTIATE,
 		KDBUS_ITEM_PAYLOAD_VEC,
+		KDBUS_ITEM_PAYLOAD_MEMFD,
 		KDBUS_ITEM_FDS,
 		KDBUS_ITEM_BLOOM_FILTER,
 		KDBUS_ITEM_DST_NAME,
@@ -1141,7 +1280,8 @@ static int kdbus_msg_parse(struct kdbus_args *margs, struct kdbus_arg *margv,
 	for (i = 0; i < KDBUS_MSG_N_ARGS; ++i) {
 		margv[i].type = types[i];
 		margv[i].item = NULL;
-		margv[i].multiple = types[i] == KDBUS_ITEM_PAYLOAD_VEC;
+		margv[i].multiple = types[i] == KDBUS_ITEM_PAYLOAD_VEC ||
+				    types[i] == KDBUS_ITEM_PAYLOAD_MEMFD;
 		margv[i].mandatory = false;
 	}
 
@@ -1357,12 +1497,16 @@ int kdbus_cmd_recv(struct kdbus_conn *conn, void __user *argp)
 		kdbus_queue_entry_free(entry);
 	} else {
 		bool peek = cmd->flags & KDBUS_RECV_PEEK;
-		bool install_fds;
 
-		/* never on PEEK, never into a receiver that refused fds */
-		install_fds = !peek && (conn->flags & KDBUS_HELLO_ACCEPT_FD);
-		ret = kdbus_queue_entry_install(entry, &cmd->msg.return_flags,
-						install_fds);
+		/*
+		 * Nothing is installed on PEEK; regular fds only into
+		 * receivers that accept them, memfds into every receiver.
+		 */
+		if (!peek)
+			ret = kdbus_queue_entry_install(entry,
+							&cmd->msg.return_flags,
+							conn->flags &
+							KDBUS_HELLO_ACCEPT_FD);
 		if (ret >= 0) {
 			kdbus_pool_slice_publish(entry->slice,
 						 &cmd->msg.offset,

@@ -13,6 +13,8 @@
 #include <linux/uio.h>
 #include <uapi/linux/kdbus.h>
 
+#include "limits.h"
+
 struct file;
 struct kdbus_bus;
 struct kdbus_conn;
@@ -20,16 +22,25 @@ struct kdbus_pool_slice;
 
 /**
  * struct kdbus_gaps - descriptors to be installed at RECV time
- * @kref:	reference count; shared by all queue entries of one message
- * @n_fds:	number of regular descriptors in @fd_files
- * @fd_offset:	byte offset of the FDS item's descriptor array in the
- *		delivered message
- * @fd_files:	pinned files (references held)
+ * @kref:		reference count; shared by all queue entries of one
+ *			message
+ * @n_memfds:		number of memfds in @memfd_files
+ * @memfd_offsets:	byte offsets of the memfd.fd fields of the
+ *			PAYLOAD_MEMFD items in the delivered message
+ * @memfd_files:	pinned sealed memfds (references held)
+ * @n_fds:		number of regular descriptors in @fd_files
+ * @fd_offset:		byte offset of the FDS item's descriptor array in the
+ *			delivered message
+ * @fd_files:		pinned files of the FDS item (references held)
  *
- * The structure is immutable once created.
+ * The offsets do not depend on the receiver: metadata only ever follows
+ * the sender's items. The structure is immutable once staging is done.
  */
 struct kdbus_gaps {
 	struct kref kref;
+	size_t n_memfds;
+	size_t memfd_offsets[KDBUS_MSG_MAX_MEMFD_ITEMS];
+	struct file *memfd_files[KDBUS_MSG_MAX_MEMFD_ITEMS];
 	size_t n_fds;
 	size_t fd_offset;
 	struct file *fd_files[];
@@ -79,7 +90,8 @@ struct kdbus_staging {
 struct kdbus_gaps *kdbus_gaps_ref(struct kdbus_gaps *gaps);
 struct kdbus_gaps *kdbus_gaps_unref(struct kdbus_gaps *gaps);
 int kdbus_gaps_install(struct kdbus_gaps *gaps,
-		       struct kdbus_pool_slice *slice, bool *out_incomplete);
+		       struct kdbus_pool_slice *slice, bool install_fds,
+		       bool *out_incomplete);
 
 struct kdbus_staging *kdbus_staging_new_kernel(struct kdbus_bus *bus,
 					       u64 dst, u64 cookie_reply,

@@ -272,7 +272,10 @@ void kdbus_queue_entry_free(struct kdbus_queue_entry *entry)
  * @entry:		entry
  * @return_flags:	KDBUS_RECV_RETURN_INCOMPLETE_FDS is or-ed in if a
  *			descriptor could not be installed
- * @install_fds:	install the regular descriptors at all
+ * @install_fds:	install the regular descriptors (FDS item) too; memfds
+ *			are always installed
+ *
+ * Called exactly once per received message, never for a PEEK.
  *
  * Return: 0 on success, negative error code on failure.
  */
@@ -282,10 +285,11 @@ int kdbus_queue_entry_install(struct kdbus_queue_entry *entry,
 	bool incomplete = false;
 	int ret;
 
-	if (!install_fds || !entry->gaps)
+	if (!entry->gaps)
 		return 0;
 
-	ret = kdbus_gaps_install(entry->gaps, entry->slice, &incomplete);
+	ret = kdbus_gaps_install(entry->gaps, entry->slice, install_fds,
+				 &incomplete);
 	if (ret < 0)
 		return ret;
 
