@@ -31,23 +31,22 @@
 
 #include <linux/fs.h>
 
-/* set a, m and c time of a new inode; accessors changed in 6.6 and 6.7 */
-static inline void kdbus_inode_set_times_now(struct inode *inode)
+/* set a, m and c time of an inode; accessors changed in 6.6 and 6.7 */
+static inline void kdbus_inode_set_times(struct inode *inode,
+					 struct timespec64 ts)
 {
 #if LINUX_VERSION_CODE >= KERNEL_VERSION(6, 7, 0)
-	struct timespec64 now = inode_set_ctime_current(inode);
-
-	inode_set_atime_to_ts(inode, now);
-	inode_set_mtime_to_ts(inode, now);
+	inode_set_ctime_to_ts(inode, ts);
+	inode_set_atime_to_ts(inode, ts);
+	inode_set_mtime_to_ts(inode, ts);
 #elif LINUX_VERSION_CODE >= KERNEL_VERSION(6, 6, 0)
-	struct timespec64 now = inode_set_ctime_current(inode);
-
-	inode->i_atime = now;
-	inode->i_mtime = now;
+	inode_set_ctime_to_ts(inode, ts);
+	inode->i_atime = ts;
+	inode->i_mtime = ts;
 #else
-	inode->i_atime = current_time(inode);
-	inode->i_mtime = inode->i_atime;
-	inode->i_ctime = inode->i_atime;
+	inode->i_atime = ts;
+	inode->i_mtime = ts;
+	inode->i_ctime = ts;
 #endif
 }
 

@@ -150,7 +150,7 @@ static struct inode *fs_inode_get(struct super_block *sb,
 	inode->i_private = kdbus_node_ref(node);
 	inode->i_mapping->a_ops = &empty_aops;
 	inode->i_mode = node->mode & S_IALLUGO;
-	kdbus_inode_set_times_now(inode);
+	kdbus_inode_set_times(inode, node->ctime);
 	inode->i_uid = node->uid;
 	inode->i_gid = node->gid;
 

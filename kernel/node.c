@@ -31,6 +31,7 @@
 #include <linux/rbtree.h>
 #include <linux/slab.h>
 #include <linux/string.h>
+#include <linux/timekeeping.h>
 #include <linux/wait.h>
 
 #include "node.h"
@@ -67,6 +68,7 @@ void kdbus_node_init(struct kdbus_node *node, unsigned int type)
 	atomic_set(&node->refcnt, 1);
 	mutex_init(&node->lock);
 	node->id = 0;
+	ktime_get_real_ts64(&node->ctime);
 	node->type = type;
 	RB_CLEAR_NODE(&node->rb);
 	node->children = RB_ROOT;

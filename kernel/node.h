@@ -12,6 +12,7 @@
 #include <linux/kernel.h>
 #include <linux/mutex.h>
 #include <linux/rbtree.h>
+#include <linux/time64.h>
 #include <linux/uidgid.h>
 #include <linux/wait.h>
 
@@ -42,6 +43,9 @@ typedef void (*kdbus_node_release_t) (struct kdbus_node *node, bool was_active);
  * @name:	Name of the node, unique among siblings (invariant)
  * @hash:	Hash of @name (invariant)
  * @id:	Inode number, unique module-wide (invariant)
+ * @ctime:	Creation time, reported as a, m and c time of every inode
+ *		instantiated for the node (invariant); inodes are dropped on
+ *		last use, so the node must remember it (core.md §1.3)
  * @parent:	Parent node, pinned (invariant)
  * @lock:	Protects @children and the state transitions of @active
  * @rb:	Entry in the parent's @children (parent's @lock)
@@ -62,6 +66,7 @@ struct kdbus_node {
 	char *name;
 	unsigned int hash;
 	unsigned int id;
+	struct timespec64 ctime;
 	struct kdbus_node *parent;
 
 	struct mutex lock; /* children, state transitions */
