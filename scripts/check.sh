@@ -30,6 +30,22 @@ else
 	echo "host: test/host does not exist yet"
 fi
 
+# The message parser's fuzzer, for a bounded time (a full run only: T=
+# selects VM tests). A crash, leak or round-trip mismatch is one failure.
+if [ -z "${T:-}" ] && [ -f "$REPO/test/fuzz/Makefile" ]; then
+	echo "== fuzzing the libkdbus message parser (${FUZZ_TIME:=20} s)"
+	if make --no-print-directory -C "$REPO/test/fuzz" check \
+		FUZZ_TIME="$FUZZ_TIME" >"$LOG/fuzz.log" 2>&1; then
+		grep -E '^stat::number_of_executed_units' "$LOG/fuzz.log" || true
+		echo "ok - fuzz/message-parser"
+		passed=$((passed + 1))
+	else
+		tail -n 30 "$LOG/fuzz.log"
+		echo "not ok - fuzz/message-parser"
+		failed=$((failed + 1))
+	fi
+fi
+
 echo "== VM tests (test/kernel/kdbus-test${T:+ $T})"
 T=${T:-} "$REPO/vm/run" --tap 2>&1 | tee "$LOG/vm.log"
 line=$(grep -E '^vm: [0-9]+ passed, [0-9]+ failed, [0-9]+ skipped' "$LOG/vm.log" | tail -n1)

@@ -1,0 +1,1065 @@
+// SPDX-License-Identifier: LGPL-2.1-or-later
+/*
+ * Classic D-Bus marshalling: typed writer and validating reader.
+ *
+ * Both keep a stack of frames, one per open container, holding the
+ * signature of the container's contents. The reader never reads beyond the
+ * end of the innermost enclosing array (frame->end), so an element that
+ * would cross its array's end is an error, not an overread. Every failing
+ * operation leaves the reader or writer as it was before the call.
+ */
+
+#include <errno.h>
+#include <stdbool.h>
+#include <stddef.h>
+#include <stdint.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "marshal.h"
+#include "signature.h"
+
+/* ---- syntax checks ---- */
+
+bool kdbus_utf8_valid(const char *str, size_t len)
+{
+        const uint8_t *s = (const uint8_t *)str;
+        size_t i = 0;
+
+        while (i < len) {
+                uint32_t c = s[i];
+                size_t n, k;
+
+                if (c < 0x80) {
+                        if (c == 0)
+                                return false;
+                        ++i;
+                        continue;
+                } else if ((c & 0xe0) == 0xc0) {
+                        n = 1;
+                        c &= 0x1f;
+                } else if ((c & 0xf0) == 0xe0) {
+                        n = 2;
+                        c &= 0x0f;
+                } else if ((c & 0xf8) == 0xf0) {
+                        n = 3;
+                        c &= 0x07;
+                } else {
+                        return false;
+                }
+                if (n > len - i - 1)
+                        return false;
+                for (k = 1; k <= n; ++k) {
+                        if ((s[i + k] & 0xc0) != 0x80)
+                                return false;
+                        c = (c << 6) | (s[i + k] & 0x3f);
+                }
+                /* overlong forms, surrogates, beyond U+10FFFF */
+                if ((n == 1 && c < 0x80) || (n == 2 && c < 0x800) || (n == 3 && c < 0x10000))
+                        return false;
+                if ((c >= 0xd800 && c <= 0xdfff) || c > 0x10ffff)
+                        return false;
+                i += n + 1;
+        }
+        return true;
+}
+
+static bool char_is_name(char c)
+{
+        return (c >= 'A' && c <= 'Z') || (c >= 'a' && c <= 'z') ||
+               (c >= '0' && c <= '9') || c == '_';
+}
+
+static bool char_is_digit(char c)
+{
+        return c >= '0' && c <= '9';
+}
+
+bool kdbus_object_path_valid(const char *s, size_t len)
+{
+        size_t i;
+
+        if (len == 0 || s[0] != '/')
+                return false;
+        if (len == 1)
+                return true;
+        for (i = 1; i < len; ++i) {
+                if (s[i] == '/') {
+                        if (s[i - 1] == '/')
+                                return false;
+                } else if (!char_is_name(s[i])) {
+                        return false;
+                }
+        }
+        return s[len - 1] != '/';
+}
+
+/* dot-separated elements, at least two, none empty */
+static bool dotted_name_valid(const char *s, bool dash, bool digit_first)
+{
+        size_t i, len = strnlen(s, 256), n_dots = 0;
+        bool start = true;
+
+        if (len == 0 || len > 255)
+                return false;
+        for (i = 0; i < len; ++i) {
+                char c = s[i];
+
+                if (c == '.') {
+                        if (start)
+                                return false;
+                        ++n_dots;
+                        start = true;
+                        continue;
+                }
+                if (!char_is_name(c) && !(dash && c == '-'))
+                        return false;
+                if (start && !digit_first && char_is_digit(c))
+                        return false;
+                start = false;
+        }
+        return !start && n_dots > 0;
+}
+
+bool kdbus_bus_name_valid(const char *s)
+{
+        if (!s)
+                return false;
+        if (s[0] == ':')
+                return strnlen(s, 256) <= 255 && dotted_name_valid(s + 1, true, true);
+        return dotted_name_valid(s, true, false);
+}
+
+bool kdbus_interface_name_valid(const char *s)
+{
+        return s && dotted_name_valid(s, false, false);
+}
+
+bool kdbus_member_name_valid(const char *s)
+{
+        size_t i, len;
+
+        if (!s)
+                return false;
+        len = strnlen(s, 256);
+        if (len == 0 || len > 255 || char_is_digit(s[0]))
+                return false;
+        for (i = 0; i < len; ++i)
+                if (!char_is_name(s[i]))
+                        return false;
+        return true;
+}
+
+/* ---- shared helpers ---- */
+
+static size_t align_up(size_t pos, size_t align)
+{
+        return (pos + align - 1) & ~(align - 1);
+}
+
+static void copy_value(void *dst, const void *src, size_t n, bool swap)
+{
+        const uint8_t *s = src;
+        uint8_t *d = dst;
+        size_t i;
+
+        if (!swap || n == 1) {
+                memcpy(d, s, n);
+                return;
+        }
+        for (i = 0; i < n; ++i)
+                d[i] = s[n - 1 - i];
+}
+
+static int frames_ensure(struct kdbus_frame **frames, unsigned int *n_frames, unsigned int n)
+{
+        struct kdbus_frame *f;
+        unsigned int want;
+
+        if (n <= *n_frames)
+                return 0;
+        want = *n_frames ? *n_frames * 2 : 4;
+        if (want < n)
+                want = n;
+        if (want > KDBUS_CONTAINER_DEPTH_MAX + 1)
+                want = KDBUS_CONTAINER_DEPTH_MAX + 1;
+        if (want < n)
+                return -ELOOP;
+        f = realloc(*frames, want * sizeof(*f));
+        if (!f)
+                return -ENOMEM;
+        *frames = f;
+        *n_frames = want;
+        return 0;
+}
+
+static bool endian_valid(char endian)
+{
+        return endian == KDBUS_LITTLE_ENDIAN || endian == KDBUS_BIG_ENDIAN;
+}
+
+/* ---- writer ---- */
+
+int kdbus_writer_init(struct kdbus_writer *w, char endian)
+{
+        int r;
+
+        if (!endian_valid(endian))
+                return -EINVAL;
+        *w = (struct kdbus_writer){ .endian = endian, .swap = endian != KDBUS_NATIVE_ENDIAN };
+        r = frames_ensure(&w->frames, &w->n_frames, 1);
+        if (r < 0)
+                return r;
+        memset(&w->frames[0], 0, sizeof(w->frames[0]));
+        return 0;
+}
+
+void kdbus_writer_deinit(struct kdbus_writer *w)
+{
+        free(w->data);
+        free(w->frames);
+        *w = (struct kdbus_writer){};
+}
+
+const char *kdbus_writer_signature(const struct kdbus_writer *w)
+{
+        return w->frames[0].signature;
+}
+
+void kdbus_writer_save(const struct kdbus_writer *w, struct kdbus_writer_state *s)
+{
+        s->size = w->size;
+        s->depth = w->depth;
+        s->frame = w->frames[w->depth];
+}
+
+void kdbus_writer_restore(struct kdbus_writer *w, const struct kdbus_writer_state *s)
+{
+        w->size = s->size;
+        w->depth = s->depth;
+        w->frames[w->depth] = s->frame;
+}
+
+static int writer_reserve(struct kdbus_writer *w, size_t n, uint8_t **p)
+{
+        if (n > KDBUS_MESSAGE_MAX_SIZE - w->size)
+                return -EMSGSIZE;
+        if (w->size + n > w->allocated) {
+                size_t want = w->allocated ? w->allocated * 2 : 256;
+                uint8_t *d;
+
+                if (want < w->size + n)
+                        want = w->size + n;
+                d = realloc(w->data, want);
+                if (!d)
+                        return -ENOMEM;
+                w->data = d;
+                w->allocated = want;
+        }
+        *p = w->data + w->size;
+        w->size += n;
+        return 0;
+}
+
+int kdbus_writer_pad(struct kdbus_writer *w, size_t align)
+{
+        size_t n = align_up(w->size, align) - w->size;
+        uint8_t *p;
+        int r;
+
+        if (!n)
+                return 0;
+        r = writer_reserve(w, n, &p);
+        if (r < 0)
+                return r;
+        memset(p, 0, n);
+        return 0;
+}
+
+int kdbus_writer_put_raw(struct kdbus_writer *w, const void *data, size_t size)
+{
+        uint8_t *p;
+        int r;
+
+        if (!size)
+                return 0;
+        r = writer_reserve(w, size, &p);
+        if (r < 0)
+                return r;
+        memcpy(p, data, size);
+        return 0;
+}
+
+static int writer_put(struct kdbus_writer *w, size_t align, const void *v, size_t n)
+{
+        uint8_t *p;
+        int r;
+
+        r = kdbus_writer_pad(w, align);
+        if (r < 0)
+                return r;
+        r = writer_reserve(w, n, &p);
+        if (r < 0)
+                return r;
+        copy_value(p, v, n, w->swap);
+        return 0;
+}
+
+/* account for the complete type t in the current container's signature */
+static int writer_expect(struct kdbus_writer *w, const char *t, size_t tlen)
+{
+        struct kdbus_frame *f = &w->frames[w->depth];
+
+        switch (f->type) {
+        case 0:
+                if (tlen > KDBUS_SIGNATURE_MAX - f->sig_len)
+                        return -E2BIG;
+                memcpy(f->signature + f->sig_len, t, tlen);
+                f->sig_len += tlen;
+                f->signature[f->sig_len] = 0;
+                return 0;
+        case 'a':
+                if (tlen != f->sig_len || memcmp(f->signature, t, tlen))
+                        return -ENXIO;
+                return 0;
+        default:
+                /* complete types are prefix-free: a match is the whole next type */
+                if (tlen > f->sig_len - f->sig_pos || memcmp(f->signature + f->sig_pos, t, tlen))
+                        return -ENXIO;
+                f->sig_pos += tlen;
+                return 0;
+        }
+}
+
+static int writer_put_string(struct kdbus_writer *w, char type, const char *s, size_t len)
+{
+        uint8_t *p;
+        uint32_t l32 = (uint32_t)len;
+        uint8_t l8 = (uint8_t)len;
+        int r;
+
+        if (type == 'g')
+                r = writer_put(w, 1, &l8, 1);
+        else
+                r = writer_put(w, 4, &l32, 4);
+        if (r < 0)
+                return r;
+        r = writer_reserve(w, len + 1, &p);
+        if (r < 0)
+                return r;
+        memcpy(p, s, len);
+        p[len] = 0;
+        return 0;
+}
+
+int kdbus_writer_append_basic(struct kdbus_writer *w, char type, const void *value)
+{
+        struct kdbus_writer_state saved;
+        const char *s = value;
+        size_t len = 0;
+        uint32_t u32;
+        int r;
+
+        if (!kdbus_type_is_basic(type) || !value)
+                return -EINVAL;
+
+        switch (type) {
+        case 's':
+                len = strlen(s);
+                if (len > UINT32_MAX)
+                        return -EMSGSIZE;
+                if (!kdbus_utf8_valid(s, len))
+                        return -EINVAL;
+                break;
+        case 'o':
+                len = strlen(s);
+                if (!kdbus_object_path_valid(s, len))
+                        return -EINVAL;
+                break;
+        case 'g':
+                r = kdbus_signature_validate(s);
+                if (r < 0)
+                        return r;
+                len = strlen(s);
+                break;
+        }
+
+        kdbus_writer_save(w, &saved);
+        r = writer_expect(w, &type, 1);
+        if (r < 0)
+                return r;
+
+        switch (type) {
+        case 's':
+        case 'o':
+        case 'g':
+                r = writer_put_string(w, type, s, len);
+                break;
+        case 'b':
+                u32 = *(const int *)value ? 1 : 0;
+                r = writer_put(w, 4, &u32, 4);
+                break;
+        default:
+                r = writer_put(w, kdbus_type_alignment(type), value,
+                               kdbus_type_fixed_size(type));
+                break;
+        }
+        if (r < 0)
+                kdbus_writer_restore(w, &saved);
+        return r;
+}
+
+int kdbus_writer_open(struct kdbus_writer *w, char type, const char *contents)
+{
+        struct kdbus_writer_state saved;
+        char t[KDBUS_SIGNATURE_MAX + 3];
+        struct kdbus_frame *f, *nf;
+        size_t clen, tlen;
+        uint32_t zero = 0;
+        int r;
+
+        if (!contents || !kdbus_type_is_container(type))
+                return -EINVAL;
+        clen = strnlen(contents, KDBUS_SIGNATURE_MAX + 1);
+        if (clen > KDBUS_SIGNATURE_MAX)
+                return -E2BIG;
+        if (w->depth + 1 > KDBUS_CONTAINER_DEPTH_MAX)
+                return -ELOOP;
+        r = frames_ensure(&w->frames, &w->n_frames, w->depth + 2);
+        if (r < 0)
+                return r;
+        f = &w->frames[w->depth];
+
+        switch (type) {
+        case 'a':
+        case '(':
+                t[0] = type;
+                memcpy(t + 1, contents, clen);
+                tlen = clen + 1;
+                if (type == '(')
+                        t[tlen++] = ')';
+                if (tlen > KDBUS_SIGNATURE_MAX)
+                        return -E2BIG;
+                r = kdbus_signature_validate_nested(t, tlen, true, f->n_arrays, f->n_structs);
+                if (r < 0)
+                        return r;
+                break;
+        case '{':
+                if (f->type != 'a')
+                        return -ENXIO;
+                if (clen < 2 || !kdbus_type_is_basic(contents[0]))
+                        return -EINVAL;
+                r = kdbus_signature_validate_nested(contents + 1, clen - 1, true,
+                                                    f->n_arrays, f->n_structs + 1);
+                if (r < 0)
+                        return r;
+                t[0] = '{';
+                memcpy(t + 1, contents, clen);
+                t[clen + 1] = '}';
+                tlen = clen + 2;
+                break;
+        default: /* 'v' */
+                r = kdbus_signature_validate_nested(contents, clen, true, f->n_arrays, f->n_structs);
+                if (r < 0)
+                        return r;
+                t[0] = 'v';
+                tlen = 1;
+                break;
+        }
+
+        kdbus_writer_save(w, &saved);
+        r = writer_expect(w, t, tlen);
+        if (r < 0)
+                return r;
+
+        switch (type) {
+        case 'a':
+                r = writer_put(w, 4, &zero, 4);
+                if (r >= 0)
+                        r = kdbus_writer_pad(w, kdbus_type_alignment(contents[0]));
+                break;
+        case '(':
+        case '{':
+                r = kdbus_writer_pad(w, 8);
+                break;
+        default:
+                r = writer_put_string(w, 'g', contents, clen);
+                break;
+        }
+        if (r < 0) {
+                kdbus_writer_restore(w, &saved);
+                return r;
+        }
+
+        nf = &w->frames[w->depth + 1];
+        nf->type = type;
+        memcpy(nf->signature, contents, clen);
+        nf->signature[clen] = 0;
+        nf->sig_len = clen;
+        nf->sig_pos = 0;
+        nf->begin = w->size;
+        nf->end = 0;
+        nf->length_offset = type == 'a' ? align_up(saved.size, 4) : 0;
+        nf->n_arrays = f->n_arrays + (type == 'a');
+        nf->n_structs = f->n_structs + (type == '(' || type == '{');
+        ++w->depth;
+        return 0;
+}
+
+int kdbus_writer_close(struct kdbus_writer *w)
+{
+        struct kdbus_frame *f;
+        uint32_t len;
+
+        if (w->depth == 0)
+                return -EINVAL;
+        f = &w->frames[w->depth];
+        if (f->type == 'a') {
+                if (w->size - f->begin > KDBUS_ARRAY_MAX_SIZE)
+                        return -EMSGSIZE;
+                len = (uint32_t)(w->size - f->begin);
+                copy_value(w->data + f->length_offset, &len, 4, w->swap);
+        } else if (f->sig_pos != f->sig_len) {
+                return -ENXIO;
+        }
+        --w->depth;
+        return 0;
+}
+
+int kdbus_writer_append_array(struct kdbus_writer *w, char type, const void *ptr, size_t size)
+{
+        struct kdbus_writer_state saved;
+        size_t n = kdbus_type_fixed_size(type), i;
+        const char contents[2] = { type, 0 };
+        uint8_t *p;
+        int r;
+
+        if (!n || type == 'h' || size % n || (size && !ptr))
+                return -EINVAL;
+        if (size > KDBUS_ARRAY_MAX_SIZE)
+                return -EMSGSIZE;
+        if (type == 'b') {
+                for (i = 0; i < size; i += 4) {
+                        uint32_t v;
+
+                        memcpy(&v, (const uint8_t *)ptr + i, 4);
+                        if (v > 1)
+                                return -EINVAL;
+                }
+        }
+
+        kdbus_writer_save(w, &saved);
+        r = kdbus_writer_open(w, 'a', contents);
+        if (r < 0)
+                return r;
+        r = writer_reserve(w, size, &p);
+        if (r < 0)
+                goto fail;
+        for (i = 0; i < size; i += n)
+                copy_value(p + i, (const uint8_t *)ptr + i, n, w->swap);
+        r = kdbus_writer_close(w);
+        if (r < 0)
+                goto fail;
+        return 0;
+
+fail:
+        kdbus_writer_restore(w, &saved);
+        return r;
+}
+
+/* ---- reader ---- */
+
+int kdbus_reader_init(struct kdbus_reader *r, const void *data, size_t size, size_t pos,
+                      char endian, const char *signature, uint32_t n_fds)
+{
+        struct kdbus_frame *f;
+        size_t len;
+        int ret;
+
+        if (!endian_valid(endian) || pos > size || (size && !data) || !signature)
+                return -EINVAL;
+        len = strnlen(signature, KDBUS_SIGNATURE_MAX + 1);
+        ret = kdbus_signature_validate_nested(signature, len, false, 0, 0);
+        if (ret < 0)
+                return ret;
+
+        *r = (struct kdbus_reader){
+                .data = data,
+                .size = size,
+                .swap = endian != KDBUS_NATIVE_ENDIAN,
+                .endian = endian,
+                .pos = pos,
+                .n_fds = n_fds,
+        };
+        ret = frames_ensure(&r->frames, &r->n_frames, 1);
+        if (ret < 0)
+                return ret;
+        f = &r->frames[0];
+        memset(f, 0, sizeof(*f));
+        memcpy(f->signature, signature, len);
+        f->signature[len] = 0;
+        f->sig_len = len;
+        f->begin = pos;
+        f->end = size;
+        return 0;
+}
+
+void kdbus_reader_deinit(struct kdbus_reader *r)
+{
+        free(r->frames);
+        r->frames = NULL;
+        r->n_frames = 0;
+}
+
+void kdbus_reader_save(const struct kdbus_reader *r, struct kdbus_reader_state *s)
+{
+        s->pos = r->pos;
+        s->depth = r->depth;
+        s->frame = r->frames[r->depth];
+}
+
+void kdbus_reader_restore(struct kdbus_reader *r, const struct kdbus_reader_state *s)
+{
+        r->pos = s->pos;
+        r->depth = s->depth;
+        r->frames[r->depth] = s->frame;
+}
+
+static size_t reader_limit(const struct kdbus_reader *r)
+{
+        return r->frames[r->depth].end;
+}
+
+/* skip zero padding up to align, within the current limit */
+static int reader_align(struct kdbus_reader *r, size_t align)
+{
+        size_t p = align_up(r->pos, align), i;
+
+        if (p > reader_limit(r))
+                return -EBADMSG;
+        for (i = r->pos; i < p; ++i)
+                if (r->data[i])
+                        return -EBADMSG;
+        r->pos = p;
+        return 0;
+}
+
+static int reader_get(struct kdbus_reader *r, size_t align, void *out, size_t n)
+{
+        int ret;
+
+        ret = reader_align(r, align);
+        if (ret < 0)
+                return ret;
+        if (n > reader_limit(r) - r->pos)
+                return -EBADMSG;
+        copy_value(out, r->data + r->pos, n, r->swap);
+        r->pos += n;
+        return 0;
+}
+
+/* the complete type expected next, or 0 at the end of the container */
+static int reader_next(struct kdbus_reader *r, const char **t, size_t *tlen)
+{
+        struct kdbus_frame *f = &r->frames[r->depth];
+        int ret;
+
+        if (f->type == 'a') {
+                if (r->pos >= f->end)
+                        return 0;
+                *t = f->signature;
+                *tlen = f->sig_len;
+                return 1;
+        }
+        if (f->sig_pos >= f->sig_len)
+                return 0;
+        ret = kdbus_signature_next(f->signature + f->sig_pos, f->n_arrays, f->n_structs, tlen);
+        if (ret < 0)
+                return ret;
+        *t = f->signature + f->sig_pos;
+        return 1;
+}
+
+static void reader_advance(struct kdbus_reader *r, size_t tlen)
+{
+        struct kdbus_frame *f = &r->frames[r->depth];
+
+        if (f->type != 'a')
+                f->sig_pos += tlen;
+}
+
+/* a string, path or signature at the current position */
+static int reader_get_string(struct kdbus_reader *r, char type, const char **out, size_t *out_len)
+{
+        const char *s;
+        uint32_t len;
+        uint8_t l8;
+        int ret;
+
+        if (type == 'g') {
+                ret = reader_get(r, 1, &l8, 1);
+                len = l8;
+        } else {
+                ret = reader_get(r, 4, &len, 4);
+        }
+        if (ret < 0)
+                return ret;
+        if (len >= reader_limit(r) - r->pos)
+                return -EBADMSG;        /* no room for the terminating NUL */
+        s = (const char *)r->data + r->pos;
+        if (s[len] != 0)
+                return -EBADMSG;
+        if (memchr(s, 0, len))
+                return -EILSEQ;
+        if (type == 's' && !kdbus_utf8_valid(s, len))
+                return -EILSEQ;
+        if (type == 'o' && !kdbus_object_path_valid(s, len))
+                return -EBADMSG;
+        r->pos += (size_t)len + 1;
+        *out = s;
+        *out_len = len;
+        return 0;
+}
+
+int kdbus_reader_read_basic(struct kdbus_reader *r, char type, void *value)
+{
+        struct kdbus_reader_state saved;
+        const char *t, *s = NULL;
+        size_t tlen, len;
+        uint32_t u32;
+        int ret;
+
+        if (!kdbus_type_is_basic(type))
+                return -EINVAL;
+        ret = reader_next(r, &t, &tlen);
+        if (ret <= 0)
+                return ret;
+        if (tlen != 1 || t[0] != type)
+                return -ENXIO;
+
+        kdbus_reader_save(r, &saved);
+        switch (type) {
+        case 's':
+        case 'o':
+        case 'g':
+                ret = reader_get_string(r, type, &s, &len);
+                if (ret >= 0 && type == 'g') {
+                        ret = kdbus_signature_validate_nested(s, len, false, 0, 0);
+                        if (ret == -EINVAL)
+                                ret = -EBADMSG;
+                }
+                if (ret >= 0 && value)
+                        *(const char **)value = s;
+                break;
+        case 'b':
+                ret = reader_get(r, 4, &u32, 4);
+                if (ret >= 0 && u32 > 1)
+                        ret = -EBADMSG;
+                if (ret >= 0 && value)
+                        *(int *)value = (int)u32;
+                break;
+        case 'h':
+                ret = reader_get(r, 4, &u32, 4);
+                if (ret >= 0 && u32 >= r->n_fds)
+                        ret = -EBADMSG;
+                if (ret >= 0 && value)
+                        *(uint32_t *)value = u32;
+                break;
+        default: {
+                uint64_t buf;
+
+                ret = reader_get(r, kdbus_type_alignment(type), &buf, kdbus_type_fixed_size(type));
+                if (ret >= 0 && value)
+                        memcpy(value, &buf, kdbus_type_fixed_size(type));
+                break;
+        }
+        }
+        if (ret < 0) {
+                kdbus_reader_restore(r, &saved);
+                return ret;
+        }
+        reader_advance(r, 1);
+        return 1;
+}
+
+/* contents signature of the container type t (not for variants) */
+static void container_contents(const char *t, size_t tlen, const char **c, size_t *clen)
+{
+        *c = t + 1;
+        *clen = t[0] == 'a' ? tlen - 1 : tlen - 2;
+}
+
+int kdbus_reader_enter(struct kdbus_reader *r, char type, const char *contents)
+{
+        struct kdbus_reader_state saved;
+        struct kdbus_frame *f, *nf;
+        size_t tlen, clen, sig_off = 0, end;
+        const char *t, *c;
+        uint32_t n;
+        int ret;
+
+        if (!kdbus_type_is_container(type))
+                return -EINVAL;
+        /* frames may move: ensure room before taking pointers into them */
+        if (r->depth + 1 > KDBUS_CONTAINER_DEPTH_MAX) {
+                ret = reader_next(r, &t, &tlen);
+                if (ret <= 0)
+                        return ret;
+                return t[0] == type ? -ELOOP : -ENXIO;
+        }
+        ret = frames_ensure(&r->frames, &r->n_frames, r->depth + 2);
+        if (ret < 0)
+                return ret;
+        ret = reader_next(r, &t, &tlen);
+        if (ret <= 0)
+                return ret;
+        if (t[0] != type)
+                return -ENXIO;
+
+        kdbus_reader_save(r, &saved);
+        f = &r->frames[r->depth];
+        end = f->end;
+
+        if (type == 'v') {
+                ret = reader_get_string(r, 'g', &c, &clen);
+                if (ret >= 0) {
+                        ret = kdbus_signature_validate_nested(c, clen, true,
+                                                              f->n_arrays, f->n_structs);
+                        if (ret == -EINVAL)
+                                ret = -EBADMSG;
+                }
+                if (ret < 0)
+                        goto fail;
+        } else {
+                container_contents(t, tlen, &c, &clen);
+                sig_off = (size_t)(c - f->signature);
+        }
+
+        if (contents && (strlen(contents) != clen || memcmp(contents, c, clen))) {
+                ret = -ENXIO;
+                goto fail;
+        }
+
+        switch (type) {
+        case 'a':
+                ret = reader_get(r, 4, &n, 4);
+                if (ret < 0)
+                        goto fail;
+                if (n > KDBUS_ARRAY_MAX_SIZE) {
+                        ret = -EMSGSIZE;
+                        goto fail;
+                }
+                ret = reader_align(r, kdbus_type_alignment(c[0]));
+                if (ret < 0)
+                        goto fail;
+                if (n > f->end - r->pos) {
+                        ret = -EBADMSG;
+                        goto fail;
+                }
+                end = r->pos + n;
+                break;
+        case '(':
+        case '{':
+                ret = reader_align(r, 8);
+                if (ret < 0)
+                        goto fail;
+                break;
+        }
+
+        nf = &r->frames[r->depth + 1];
+        nf->type = type;
+        memcpy(nf->signature, type == 'v' ? c : f->signature + sig_off, clen);
+        nf->signature[clen] = 0;
+        nf->sig_len = clen;
+        nf->sig_pos = 0;
+        nf->begin = r->pos;
+        nf->end = end;
+        nf->length_offset = 0;
+        nf->n_arrays = f->n_arrays + (type == 'a');
+        nf->n_structs = f->n_structs + (type == '(' || type == '{');
+        reader_advance(r, tlen);
+        ++r->depth;
+        return 1;
+
+fail:
+        kdbus_reader_restore(r, &saved);
+        return ret;
+}
+
+int kdbus_reader_exit(struct kdbus_reader *r)
+{
+        struct kdbus_frame *f;
+
+        if (r->depth == 0)
+                return -EINVAL;
+        f = &r->frames[r->depth];
+        if (f->type == 'a' ? r->pos != f->end : f->sig_pos != f->sig_len)
+                return -EBUSY;
+        --r->depth;
+        return 0;
+}
+
+int kdbus_reader_peek(struct kdbus_reader *r, char *type, const char **contents)
+{
+        const char *t, *c = NULL;
+        size_t tlen, clen = 0;
+        int ret;
+
+        ret = reader_next(r, &t, &tlen);
+        if (ret <= 0)
+                return ret;
+        if (t[0] == 'v') {
+                struct kdbus_reader_state saved;
+                struct kdbus_frame *f = &r->frames[r->depth];
+
+                kdbus_reader_save(r, &saved);
+                ret = reader_get_string(r, 'g', &c, &clen);
+                kdbus_reader_restore(r, &saved);
+                if (ret < 0)
+                        return ret;
+                ret = kdbus_signature_validate_nested(c, clen, true, f->n_arrays, f->n_structs);
+                if (ret < 0)
+                        return ret == -EINVAL ? -EBADMSG : ret;
+        } else if (kdbus_type_is_container(t[0])) {
+                container_contents(t, tlen, &c, &clen);
+        }
+        if (type)
+                *type = t[0];
+        if (contents) {
+                if (c) {
+                        memcpy(r->peek, c, clen);
+                        r->peek[clen] = 0;
+                        *contents = r->peek;
+                } else {
+                        *contents = NULL;
+                }
+        }
+        return 1;
+}
+
+bool kdbus_reader_at_end(const struct kdbus_reader *r)
+{
+        const struct kdbus_frame *f = &r->frames[r->depth];
+
+        return f->type == 'a' ? r->pos >= f->end : f->sig_pos >= f->sig_len;
+}
+
+static int reader_skip_one(struct kdbus_reader *r)
+{
+        const char *t;
+        size_t tlen;
+        char type, elem = 0;
+        int ret;
+
+        ret = reader_next(r, &t, &tlen);
+        if (ret <= 0)
+                return ret;
+        type = t[0];
+        if (kdbus_type_is_basic(type)) {
+                union {
+                        uint64_t u64;
+                        const char *s;
+                } buf;
+
+                return kdbus_reader_read_basic(r, type, &buf);
+        }
+        if (type == 'a' && tlen == 2)
+                elem = t[1];
+
+        ret = kdbus_reader_enter(r, type, NULL);
+        if (ret < 0)
+                return ret;
+
+        if (kdbus_type_is_fixed(elem) && elem != 'b' && elem != 'h') {
+                /* no value of these types is invalid: check the size only */
+                struct kdbus_frame *f = &r->frames[r->depth];
+
+                if ((f->end - r->pos) % kdbus_type_fixed_size(elem))
+                        return -EBADMSG;
+                r->pos = f->end;
+        } else {
+                while ((ret = reader_skip_one(r)) > 0)
+                        ;
+                if (ret < 0)
+                        return ret;
+        }
+        ret = kdbus_reader_exit(r);
+        if (ret < 0)
+                return ret;
+        return 1;
+}
+
+int kdbus_reader_skip(struct kdbus_reader *r)
+{
+        struct kdbus_reader_state saved;
+        int ret;
+
+        kdbus_reader_save(r, &saved);
+        ret = reader_skip_one(r);
+        if (ret < 0)
+                kdbus_reader_restore(r, &saved);
+        return ret;
+}
+
+int kdbus_reader_validate(struct kdbus_reader *r)
+{
+        struct kdbus_reader_state saved;
+        int ret;
+
+        if (r->depth != 0)
+                return -EINVAL;
+        kdbus_reader_save(r, &saved);
+        while ((ret = reader_skip_one(r)) > 0)
+                ;
+        if (ret >= 0 && r->pos != r->frames[0].end)
+                ret = -EBADMSG;         /* bytes beyond the signature */
+        kdbus_reader_restore(r, &saved);
+        return ret < 0 ? ret : 0;
+}
+
+int kdbus_reader_read_array(struct kdbus_reader *r, char type, const void **ptr, size_t *size)
+{
+        struct kdbus_reader_state saved;
+        size_t n = kdbus_type_fixed_size(type), i, len;
+        const char contents[2] = { type, 0 };
+        struct kdbus_frame *f;
+        int ret;
+
+        if (!n || type == 'h')
+                return -EINVAL;
+        if (r->swap && n > 1)
+                return -EOPNOTSUPP;
+
+        kdbus_reader_save(r, &saved);
+        ret = kdbus_reader_enter(r, 'a', contents);
+        if (ret <= 0)
+                return ret;
+        f = &r->frames[r->depth];
+        len = f->end - r->pos;
+        if (len % n) {
+                ret = -EBADMSG;
+                goto fail;
+        }
+        if (type == 'b') {
+                for (i = 0; i < len; i += 4) {
+                        uint32_t v;
+
+                        memcpy(&v, r->data + r->pos + i, 4);
+                        if (v > 1) {
+                                ret = -EBADMSG;
+                                goto fail;
+                        }
+                }
+        }
+        *ptr = r->data + r->pos;
+        *size = len;
+        r->pos = f->end;
+        ret = kdbus_reader_exit(r);
+        if (ret < 0)
+                goto fail;
+        return 1;
+
+fail:
+        kdbus_reader_restore(r, &saved);
+        return ret;
+}

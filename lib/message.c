@@ -1,0 +1,1423 @@
+// SPDX-License-Identifier: LGPL-2.1-or-later
+/*
+ * D-Bus messages: construction, sealing into wire bytes, validated parsing.
+ *
+ * A message owns its header fields as C strings (kept in header order), its
+ * body, and its descriptors. While it is built the body lives in a writer;
+ * sealing (or parsing) produces m->data, the complete message bytes, which
+ * are never modified afterwards except by rewriting the header as a whole
+ * (set_sender / set_destination on a sealed message). A reader over
+ * m->data serves the read calls; its strings point into m->data.
+ *
+ * Untrusted bytes are validated completely in kdbus_message_parse() before
+ * a message object exists, so later reads cannot meet malformed data; they
+ * still check every bound, because a check is cheaper than a doubt.
+ */
+
+#include <errno.h>
+#include <fcntl.h>
+#include <stdarg.h>
+#include <stdbool.h>
+#include <stdint.h>
+#include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
+
+#include "marshal.h"
+#include "message.h"
+#include "signature.h"
+
+#define LOCAL_PATH      "/org/freedesktop/DBus/Local"
+#define LOCAL_INTERFACE "org.freedesktop.DBus.Local"
+
+struct message_fields {
+        char *strings[_KDBUS_FIELD_MAX + 1];    /* string-typed fields, by code */
+        uint32_t reply_serial;
+        uint32_t unix_fds;
+        uint8_t order[_KDBUS_FIELD_MAX];        /* codes present, in header order */
+        size_t n_order;
+};
+
+struct kdbus_message {
+        unsigned int n_ref;
+        bool sealed;
+        char endian;
+        uint8_t type;
+        uint8_t flags;
+        uint32_t serial;
+        struct message_fields fields;
+
+        int *fds;                       /* owned, in index order */
+        size_t n_fds;
+
+        struct kdbus_writer body;       /* until sealed */
+
+        uint8_t *data;                  /* once sealed: the whole message */
+        size_t size;
+        size_t body_offset;
+        struct kdbus_reader reader;
+        bool has_reader;
+};
+
+static char field_type(uint8_t code)
+{
+        static const char types[_KDBUS_FIELD_MAX + 1] = {
+                [KDBUS_FIELD_PATH] = 'o',
+                [KDBUS_FIELD_INTERFACE] = 's',
+                [KDBUS_FIELD_MEMBER] = 's',
+                [KDBUS_FIELD_ERROR_NAME] = 's',
+                [KDBUS_FIELD_REPLY_SERIAL] = 'u',
+                [KDBUS_FIELD_DESTINATION] = 's',
+                [KDBUS_FIELD_SENDER] = 's',
+                [KDBUS_FIELD_SIGNATURE] = 'g',
+                [KDBUS_FIELD_UNIX_FDS] = 'u',
+        };
+
+        return code <= _KDBUS_FIELD_MAX ? types[code] : 0;
+}
+
+static bool field_present(const struct message_fields *f, uint8_t code)
+{
+        return memchr(f->order, code, f->n_order) != NULL;
+}
+
+static void field_add(struct message_fields *f, uint8_t code)
+{
+        if (!field_present(f, code))
+                f->order[f->n_order++] = code;
+}
+
+static void field_remove(struct message_fields *f, uint8_t code)
+{
+        uint8_t *p = memchr(f->order, code, f->n_order);
+
+        if (!p)
+                return;
+        memmove(p, p + 1, f->n_order - (size_t)(p - f->order) - 1);
+        --f->n_order;
+}
+
+/* set (copying value) or, with NULL, remove a string field */
+static int field_set_string(struct message_fields *f, uint8_t code, const char *value)
+{
+        char *s = NULL;
+
+        if (value) {
+                s = strdup(value);
+                if (!s)
+                        return -ENOMEM;
+        }
+        free(f->strings[code]);
+        f->strings[code] = s;
+        if (s)
+                field_add(f, code);
+        else
+                field_remove(f, code);
+        return 0;
+}
+
+static void fields_free(struct message_fields *f)
+{
+        size_t i;
+
+        for (i = 0; i <= _KDBUS_FIELD_MAX; ++i)
+                free(f->strings[i]);
+        memset(f, 0, sizeof(*f));
+}
+
+static int fields_copy(struct message_fields *dst, const struct message_fields *src)
+{
+        size_t i;
+
+        *dst = *src;
+        memset(dst->strings, 0, sizeof(dst->strings));
+        for (i = 0; i <= _KDBUS_FIELD_MAX; ++i) {
+                if (!src->strings[i])
+                        continue;
+                dst->strings[i] = strdup(src->strings[i]);
+                if (!dst->strings[i]) {
+                        fields_free(dst);
+                        return -ENOMEM;
+                }
+        }
+        return 0;
+}
+
+static void close_fds(int *fds, size_t n)
+{
+        size_t i;
+
+        for (i = 0; i < n; ++i)
+                if (fds[i] >= 0)
+                        close(fds[i]);
+}
+
+static int message_new(struct kdbus_message **ret, uint8_t type, char endian)
+{
+        struct kdbus_message *m;
+        int r;
+
+        m = calloc(1, sizeof(*m));
+        if (!m)
+                return -ENOMEM;
+        m->n_ref = 1;
+        m->type = type;
+        m->endian = endian;
+        r = kdbus_writer_init(&m->body, endian);
+        if (r < 0) {
+                free(m);
+                return r;
+        }
+        *ret = m;
+        return 0;
+}
+
+struct kdbus_message *kdbus_message_ref(struct kdbus_message *m)
+{
+        if (m)
+                ++m->n_ref;
+        return m;
+}
+
+struct kdbus_message *kdbus_message_unref(struct kdbus_message *m)
+{
+        if (!m || --m->n_ref > 0)
+                return NULL;
+        fields_free(&m->fields);
+        close_fds(m->fds, m->n_fds);
+        free(m->fds);
+        kdbus_writer_deinit(&m->body);
+        if (m->has_reader)
+                kdbus_reader_deinit(&m->reader);
+        free(m->data);
+        free(m);
+        return NULL;
+}
+
+void kdbus_message_unrefp(struct kdbus_message **m)
+{
+        kdbus_message_unref(*m);
+}
+
+static void message_freep(struct kdbus_message **m)
+{
+        kdbus_message_unref(*m);
+}
+
+#define _cleanup_message_ __attribute__((cleanup(message_freep)))
+
+/*
+ * Write the header for the current fields and @body into fresh bytes and
+ * make them the message's data. @body may point into the old data.
+ */
+static int message_build(struct kdbus_message *m, const void *body, size_t body_size)
+{
+        struct message_fields *f = &m->fields;
+        struct kdbus_writer w;
+        uint8_t version = 1;
+        uint32_t body_len = (uint32_t)body_size;
+        size_t i, body_offset;
+        const char *sig;
+        int r;
+
+        if (body_size > KDBUS_MESSAGE_MAX_SIZE)
+                return -EMSGSIZE;
+        r = kdbus_writer_init(&w, m->endian);
+        if (r < 0)
+                return r;
+
+        r = kdbus_writer_append_basic(&w, 'y', &m->endian);
+        if (r >= 0)
+                r = kdbus_writer_append_basic(&w, 'y', &m->type);
+        if (r >= 0)
+                r = kdbus_writer_append_basic(&w, 'y', &m->flags);
+        if (r >= 0)
+                r = kdbus_writer_append_basic(&w, 'y', &version);
+        if (r >= 0)
+                r = kdbus_writer_append_basic(&w, 'u', &body_len);
+        if (r >= 0)
+                r = kdbus_writer_append_basic(&w, 'u', &m->serial);
+        if (r >= 0)
+                r = kdbus_writer_open(&w, 'a', "(yv)");
+        for (i = 0; r >= 0 && i < f->n_order; ++i) {
+                uint8_t code = f->order[i];
+                char type[2] = { field_type(code), 0 };
+
+                r = kdbus_writer_open(&w, '(', "yv");
+                if (r >= 0)
+                        r = kdbus_writer_append_basic(&w, 'y', &code);
+                if (r >= 0)
+                        r = kdbus_writer_open(&w, 'v', type);
+                if (r < 0)
+                        break;
+                if (code == KDBUS_FIELD_REPLY_SERIAL)
+                        r = kdbus_writer_append_basic(&w, 'u', &f->reply_serial);
+                else if (code == KDBUS_FIELD_UNIX_FDS)
+                        r = kdbus_writer_append_basic(&w, 'u', &f->unix_fds);
+                else
+                        r = kdbus_writer_append_basic(&w, type[0], f->strings[code]);
+                if (r >= 0)
+                        r = kdbus_writer_close(&w);
+                if (r >= 0)
+                        r = kdbus_writer_close(&w);
+        }
+        if (r >= 0)
+                r = kdbus_writer_close(&w);
+        if (r >= 0)
+                r = kdbus_writer_pad(&w, 8);
+        body_offset = w.size;
+        if (r >= 0)
+                r = kdbus_writer_put_raw(&w, body, body_size);
+        if (r < 0) {
+                kdbus_writer_deinit(&w);
+                return r;
+        }
+
+        sig = f->strings[KDBUS_FIELD_SIGNATURE] ? f->strings[KDBUS_FIELD_SIGNATURE] : "";
+        if (m->has_reader)
+                kdbus_reader_deinit(&m->reader);
+        m->has_reader = false;
+        r = kdbus_reader_init(&m->reader, w.data, w.size, body_offset, m->endian, sig,
+                              f->unix_fds);
+        if (r < 0) {
+                kdbus_writer_deinit(&w);
+                return r;
+        }
+        m->has_reader = true;
+        free(m->data);
+        m->data = w.data;
+        m->size = w.size;
+        m->body_offset = body_offset;
+        w.data = NULL;          /* ownership moved to m */
+        kdbus_writer_deinit(&w);
+        return 0;
+}
+
+/*
+ * Replace the header fields by @next and rebuild; on failure @next is
+ * freed and the message keeps its old fields.
+ */
+static int message_commit_fields(struct kdbus_message *m, struct message_fields *next,
+                                 const void *body, size_t body_size)
+{
+        struct message_fields old = m->fields;
+        int r;
+
+        m->fields = *next;
+        r = message_build(m, body, body_size);
+        if (r < 0) {
+                m->fields = old;
+                fields_free(next);
+                return r;
+        }
+        fields_free(&old);
+        return 0;
+}
+
+/* ---- construction ---- */
+
+static bool path_valid(const char *path)
+{
+        return path && kdbus_object_path_valid(path, strlen(path));
+}
+
+int kdbus_message_new_method_call(struct kdbus_message **ret, const char *destination,
+                                  const char *path, const char *interface, const char *member)
+{
+        _cleanup_message_ struct kdbus_message *m = NULL;
+        int r;
+
+        if (!ret || !path_valid(path) || !kdbus_member_name_valid(member))
+                return -EINVAL;
+        if (interface && !kdbus_interface_name_valid(interface))
+                return -EINVAL;
+        if (destination && !kdbus_bus_name_valid(destination))
+                return -EINVAL;
+        if (!strcmp(path, LOCAL_PATH) || (interface && !strcmp(interface, LOCAL_INTERFACE)))
+                return -EINVAL;
+
+        r = message_new(&m, KDBUS_MESSAGE_METHOD_CALL, KDBUS_LITTLE_ENDIAN);
+        if (r < 0)
+                return r;
+        r = field_set_string(&m->fields, KDBUS_FIELD_PATH, path);
+        if (r >= 0)
+                r = field_set_string(&m->fields, KDBUS_FIELD_DESTINATION, destination);
+        if (r >= 0)
+                r = field_set_string(&m->fields, KDBUS_FIELD_INTERFACE, interface);
+        if (r >= 0)
+                r = field_set_string(&m->fields, KDBUS_FIELD_MEMBER, member);
+        if (r < 0)
+                return r;
+        *ret = m;
+        m = NULL;
+        return 0;
+}
+
+int kdbus_message_new_signal(struct kdbus_message **ret, const char *path,
+                             const char *interface, const char *member)
+{
+        _cleanup_message_ struct kdbus_message *m = NULL;
+        int r;
+
+        if (!ret || !path_valid(path) || !kdbus_interface_name_valid(interface) ||
+            !kdbus_member_name_valid(member))
+                return -EINVAL;
+        if (!strcmp(path, LOCAL_PATH) || !strcmp(interface, LOCAL_INTERFACE))
+                return -EINVAL;
+
+        r = message_new(&m, KDBUS_MESSAGE_SIGNAL, KDBUS_LITTLE_ENDIAN);
+        if (r < 0)
+                return r;
+        m->flags = KDBUS_MESSAGE_NO_REPLY_EXPECTED;
+        r = field_set_string(&m->fields, KDBUS_FIELD_PATH, path);
+        if (r >= 0)
+                r = field_set_string(&m->fields, KDBUS_FIELD_INTERFACE, interface);
+        if (r >= 0)
+                r = field_set_string(&m->fields, KDBUS_FIELD_MEMBER, member);
+        if (r < 0)
+                return r;
+        *ret = m;
+        m = NULL;
+        return 0;
+}
+
+static int message_new_reply(struct kdbus_message **ret, const struct kdbus_message *call,
+                             uint8_t type)
+{
+        _cleanup_message_ struct kdbus_message *m = NULL;
+        int r;
+
+        if (!ret || !call)
+                return -EINVAL;
+        if (!call->sealed)
+                return -EPERM;
+        if (call->type != KDBUS_MESSAGE_METHOD_CALL)
+                return -EINVAL;
+
+        r = message_new(&m, type, KDBUS_LITTLE_ENDIAN);
+        if (r < 0)
+                return r;
+        /* replies expect no reply themselves (libdbus and sd-bus agree) */
+        m->flags = KDBUS_MESSAGE_NO_REPLY_EXPECTED;
+        r = field_set_string(&m->fields, KDBUS_FIELD_DESTINATION,
+                             call->fields.strings[KDBUS_FIELD_SENDER]);
+        if (r < 0)
+                return r;
+        m->fields.reply_serial = call->serial;
+        field_add(&m->fields, KDBUS_FIELD_REPLY_SERIAL);
+        *ret = m;
+        m = NULL;
+        return 0;
+}
+
+int kdbus_message_new_method_return(struct kdbus_message **ret, const struct kdbus_message *call)
+{
+        return message_new_reply(ret, call, KDBUS_MESSAGE_METHOD_RETURN);
+}
+
+int kdbus_message_new_error(struct kdbus_message **ret, const struct kdbus_message *call,
+                            const char *name, const char *text)
+{
+        _cleanup_message_ struct kdbus_message *m = NULL;
+        int r;
+
+        if (!kdbus_interface_name_valid(name))
+                return -EINVAL;
+        if (text && !kdbus_utf8_valid(text, strlen(text)))
+                return -EINVAL;
+        r = message_new_reply(&m, call, KDBUS_MESSAGE_ERROR);
+        if (r < 0)
+                return r;
+        r = field_set_string(&m->fields, KDBUS_FIELD_ERROR_NAME, name);
+        if (r < 0)
+                return r;
+        if (text) {
+                r = kdbus_writer_append_basic(&m->body, 's', text);
+                if (r < 0)
+                        return r;
+        }
+        *ret = m;
+        m = NULL;
+        return 0;
+}
+
+/* ---- header ---- */
+
+uint8_t kdbus_message_get_type(const struct kdbus_message *m)
+{
+        return m->type;
+}
+
+uint8_t kdbus_message_get_flags(const struct kdbus_message *m)
+{
+        return m->flags;
+}
+
+char kdbus_message_get_endian(const struct kdbus_message *m)
+{
+        return m->endian;
+}
+
+uint32_t kdbus_message_get_serial(const struct kdbus_message *m)
+{
+        return m->serial;
+}
+
+int kdbus_message_get_reply_serial(const struct kdbus_message *m, uint32_t *serial)
+{
+        if (!field_present(&m->fields, KDBUS_FIELD_REPLY_SERIAL))
+                return -ENODATA;
+        *serial = m->fields.reply_serial;
+        return 0;
+}
+
+uint32_t kdbus_message_get_unix_fds(const struct kdbus_message *m)
+{
+        return m->sealed ? m->fields.unix_fds : (uint32_t)m->n_fds;
+}
+
+const char *kdbus_message_get_path(const struct kdbus_message *m)
+{
+        return m->fields.strings[KDBUS_FIELD_PATH];
+}
+
+const char *kdbus_message_get_interface(const struct kdbus_message *m)
+{
+        return m->fields.strings[KDBUS_FIELD_INTERFACE];
+}
+
+const char *kdbus_message_get_member(const struct kdbus_message *m)
+{
+        return m->fields.strings[KDBUS_FIELD_MEMBER];
+}
+
+const char *kdbus_message_get_error_name(const struct kdbus_message *m)
+{
+        return m->fields.strings[KDBUS_FIELD_ERROR_NAME];
+}
+
+const char *kdbus_message_get_destination(const struct kdbus_message *m)
+{
+        return m->fields.strings[KDBUS_FIELD_DESTINATION];
+}
+
+const char *kdbus_message_get_sender(const struct kdbus_message *m)
+{
+        return m->fields.strings[KDBUS_FIELD_SENDER];
+}
+
+const char *kdbus_message_get_signature(const struct kdbus_message *m)
+{
+        if (!m->sealed)
+                return kdbus_writer_signature(&m->body);
+        return m->fields.strings[KDBUS_FIELD_SIGNATURE] ? m->fields.strings[KDBUS_FIELD_SIGNATURE] : "";
+}
+
+bool kdbus_message_is_sealed(const struct kdbus_message *m)
+{
+        return m->sealed;
+}
+
+size_t kdbus_message_get_fields(const struct kdbus_message *m, uint8_t *codes, size_t n)
+{
+        size_t i;
+
+        for (i = 0; i < m->fields.n_order && i < n; ++i)
+                codes[i] = m->fields.order[i];
+        return m->fields.n_order;
+}
+
+int kdbus_message_set_flags(struct kdbus_message *m, uint8_t flags)
+{
+        if (m->sealed)
+                return -EPERM;
+        if (flags & ~(KDBUS_MESSAGE_NO_REPLY_EXPECTED | KDBUS_MESSAGE_NO_AUTO_START |
+                      KDBUS_MESSAGE_ALLOW_INTERACTIVE_AUTHORIZATION))
+                return -EINVAL;
+        m->flags = flags;
+        return 0;
+}
+
+static int message_set_name(struct kdbus_message *m, uint8_t code, const char *name)
+{
+        struct message_fields next;
+        int r;
+
+        if (name && !kdbus_bus_name_valid(name))
+                return -EINVAL;
+        if (!m->sealed)
+                return field_set_string(&m->fields, code, name);
+
+        r = fields_copy(&next, &m->fields);
+        if (r < 0)
+                return r;
+        r = field_set_string(&next, code, name);
+        if (r < 0) {
+                fields_free(&next);
+                return r;
+        }
+        return message_commit_fields(m, &next, m->data + m->body_offset,
+                                     m->size - m->body_offset);
+}
+
+int kdbus_message_set_destination(struct kdbus_message *m, const char *destination)
+{
+        return message_set_name(m, KDBUS_FIELD_DESTINATION, destination);
+}
+
+int kdbus_message_set_sender(struct kdbus_message *m, const char *sender)
+{
+        return message_set_name(m, KDBUS_FIELD_SENDER, sender);
+}
+
+/* ---- sealing and bytes ---- */
+
+int kdbus_message_seal(struct kdbus_message *m, uint32_t serial, const char *sender)
+{
+        struct message_fields next;
+        const char *sig;
+        int r;
+
+        if (m->sealed)
+                return -EPERM;
+        if (serial == 0 || (sender && !kdbus_bus_name_valid(sender)))
+                return -EINVAL;
+        if (m->body.depth != 0)
+                return -EBUSY;          /* a container is still open */
+        if (m->n_fds > UINT32_MAX)
+                return -E2BIG;
+
+        r = fields_copy(&next, &m->fields);
+        if (r < 0)
+                return r;
+        sig = kdbus_writer_signature(&m->body);
+        r = field_set_string(&next, KDBUS_FIELD_SIGNATURE, *sig ? sig : NULL);
+        if (r >= 0) {
+                next.unix_fds = (uint32_t)m->n_fds;
+                if (m->n_fds)
+                        field_add(&next, KDBUS_FIELD_UNIX_FDS);
+                else
+                        field_remove(&next, KDBUS_FIELD_UNIX_FDS);
+                if (sender)
+                        r = field_set_string(&next, KDBUS_FIELD_SENDER, sender);
+        }
+        if (r < 0) {
+                fields_free(&next);
+                return r;
+        }
+
+        m->serial = serial;
+        r = message_commit_fields(m, &next, m->body.data, m->body.size);
+        if (r < 0) {
+                m->serial = 0;
+                return r;
+        }
+        kdbus_writer_deinit(&m->body);
+        m->sealed = true;
+        return 0;
+}
+
+int kdbus_message_get_data(const struct kdbus_message *m, const void **data, size_t *size)
+{
+        if (!m->sealed)
+                return -EPERM;
+        *data = m->data;
+        *size = m->size;
+        return 0;
+}
+
+int kdbus_message_get_body(const struct kdbus_message *m, const void **data, size_t *size)
+{
+        if (!m->sealed)
+                return -EPERM;
+        *data = m->data + m->body_offset;
+        *size = m->size - m->body_offset;
+        return 0;
+}
+
+/* ---- parsing ---- */
+
+static uint32_t get_u32(const uint8_t *p, char endian)
+{
+        if (endian == KDBUS_LITTLE_ENDIAN)
+                return (uint32_t)p[0] | (uint32_t)p[1] << 8 | (uint32_t)p[2] << 16 |
+                       (uint32_t)p[3] << 24;
+        return (uint32_t)p[3] | (uint32_t)p[2] << 8 | (uint32_t)p[1] << 16 |
+               (uint32_t)p[0] << 24;
+}
+
+int kdbus_message_peek_size(const void *data, size_t size, size_t *total)
+{
+        const uint8_t *p = data;
+        uint32_t fields_len, body_len;
+        uint64_t t;
+
+        if (size < KDBUS_MESSAGE_HEADER_SIZE)
+                return -EBADMSG;
+        if (p[0] != KDBUS_LITTLE_ENDIAN && p[0] != KDBUS_BIG_ENDIAN)
+                return -EPROTONOSUPPORT;
+        if (p[3] != 1)
+                return -EPROTONOSUPPORT;
+        body_len = get_u32(p + 4, (char)p[0]);
+        fields_len = get_u32(p + 12, (char)p[0]);
+        if (fields_len > KDBUS_ARRAY_MAX_SIZE)
+                return -EMSGSIZE;
+        t = (((uint64_t)KDBUS_MESSAGE_HEADER_SIZE + fields_len + 7) & ~(uint64_t)7) + body_len;
+        if (t > KDBUS_MESSAGE_MAX_SIZE)
+                return -EMSGSIZE;
+        *total = (size_t)t;
+        return 0;
+}
+
+static int parse_field(struct kdbus_message *m, struct kdbus_reader *r, uint8_t code)
+{
+        struct message_fields *f = &m->fields;
+        char type = field_type(code), expected[2] = { type, 0 };
+        const char *contents, *s = NULL;
+        uint32_t u = 0;
+        char vtype;
+        bool ok;
+        int ret;
+
+        if (code == 0)
+                return -EBADMSG;
+        if (!type) {
+                ret = kdbus_reader_skip(r);     /* unknown: validated, ignored */
+                return ret < 0 ? ret : 0;
+        }
+        if (field_present(f, code))
+                return -EBADMSG;
+        ret = kdbus_reader_peek(r, &vtype, &contents);
+        if (ret < 0)
+                return ret;
+        if (ret == 0 || vtype != 'v' || strcmp(contents, expected))
+                return -EBADMSG;
+        ret = kdbus_reader_enter(r, 'v', expected);
+        if (ret > 0)
+                ret = kdbus_reader_read_basic(r, type, type == 'u' ? (void *)&u : (void *)&s);
+        if (ret > 0)
+                ret = kdbus_reader_exit(r);
+        if (ret < 0)
+                return ret;
+
+        switch (code) {
+        case KDBUS_FIELD_PATH:
+                ok = strcmp(s, LOCAL_PATH) != 0;
+                break;
+        case KDBUS_FIELD_INTERFACE:
+                ok = kdbus_interface_name_valid(s) && strcmp(s, LOCAL_INTERFACE) != 0;
+                break;
+        case KDBUS_FIELD_MEMBER:
+                ok = kdbus_member_name_valid(s);
+                break;
+        case KDBUS_FIELD_ERROR_NAME:
+                ok = kdbus_interface_name_valid(s);
+                break;
+        case KDBUS_FIELD_DESTINATION:
+        case KDBUS_FIELD_SENDER:
+                ok = kdbus_bus_name_valid(s);
+                break;
+        case KDBUS_FIELD_REPLY_SERIAL:
+                ok = u != 0;
+                f->reply_serial = u;
+                break;
+        case KDBUS_FIELD_UNIX_FDS:
+                ok = true;
+                f->unix_fds = u;
+                break;
+        default: /* SIGNATURE: checked by the reader */
+                ok = true;
+                break;
+        }
+        if (!ok)
+                return -EBADMSG;
+        if (type == 'u') {
+                field_add(f, code);
+                return 0;
+        }
+        return field_set_string(f, code, s);
+}
+
+static int parse_header(struct kdbus_message *m, const uint8_t *data, size_t header_end)
+{
+        struct kdbus_reader r;
+        uint8_t code;
+        int ret;
+
+        ret = kdbus_reader_init(&r, data, header_end, 12, m->endian, "a(yv)", UINT32_MAX);
+        if (ret < 0)
+                return ret;
+        ret = kdbus_reader_enter(&r, 'a', "(yv)");
+        while (ret > 0) {
+                ret = kdbus_reader_enter(&r, '(', "yv");
+                if (ret <= 0)
+                        break;
+                ret = kdbus_reader_read_basic(&r, 'y', &code);
+                if (ret > 0)
+                        ret = parse_field(m, &r, code);
+                if (ret >= 0)
+                        ret = kdbus_reader_exit(&r);
+                if (ret >= 0)
+                        ret = 1;
+        }
+        if (ret >= 0)
+                ret = kdbus_reader_exit(&r);
+        if (ret >= 0 && r.pos != header_end)
+                ret = -EBADMSG;
+        kdbus_reader_deinit(&r);
+        return ret;
+}
+
+static bool required_fields_present(const struct kdbus_message *m)
+{
+        const struct message_fields *f = &m->fields;
+
+        switch (m->type) {
+        case KDBUS_MESSAGE_METHOD_CALL:
+                return field_present(f, KDBUS_FIELD_PATH) && field_present(f, KDBUS_FIELD_MEMBER);
+        case KDBUS_MESSAGE_METHOD_RETURN:
+                return field_present(f, KDBUS_FIELD_REPLY_SERIAL);
+        case KDBUS_MESSAGE_ERROR:
+                return field_present(f, KDBUS_FIELD_REPLY_SERIAL) &&
+                       field_present(f, KDBUS_FIELD_ERROR_NAME);
+        case KDBUS_MESSAGE_SIGNAL:
+                return field_present(f, KDBUS_FIELD_PATH) &&
+                       field_present(f, KDBUS_FIELD_INTERFACE) &&
+                       field_present(f, KDBUS_FIELD_MEMBER);
+        default:
+                return true;    /* unknown types are valid; callers drop them */
+        }
+}
+
+int kdbus_message_parse(struct kdbus_message **ret, const void *data, size_t size)
+{
+        _cleanup_message_ struct kdbus_message *m = NULL;
+        const uint8_t *p = data;
+        size_t total, header_end, body_offset, i;
+        struct kdbus_reader body;
+        const char *sig;
+        int r;
+
+        if (!ret || (!data && size))
+                return -EINVAL;
+        r = kdbus_message_peek_size(data, size, &total);
+        if (r < 0)
+                return r;
+        if (size != total)
+                return -EBADMSG;
+        if (p[1] == 0)
+                return -EBADMSG;        /* invalid message type */
+
+        r = message_new(&m, p[1], (char)p[0]);
+        if (r < 0)
+                return r;
+        m->flags = p[2];
+        m->serial = get_u32(p + 8, m->endian);
+        if (m->serial == 0)
+                return -EBADMSG;
+
+        header_end = KDBUS_MESSAGE_HEADER_SIZE + get_u32(p + 12, m->endian);
+        body_offset = (header_end + 7) & ~(size_t)7;
+        r = parse_header(m, p, header_end);
+        if (r < 0)
+                return r;
+        for (i = header_end; i < body_offset; ++i)
+                if (p[i])
+                        return -EBADMSG;
+        if (!required_fields_present(m))
+                return -EBADMSG;
+
+        sig = m->fields.strings[KDBUS_FIELD_SIGNATURE] ? m->fields.strings[KDBUS_FIELD_SIGNATURE] : "";
+        r = kdbus_reader_init(&body, p, size, body_offset, m->endian, sig, m->fields.unix_fds);
+        if (r < 0)
+                return r == -EINVAL ? -EBADMSG : r;
+        r = kdbus_reader_validate(&body);
+        kdbus_reader_deinit(&body);
+        if (r < 0)
+                return r;
+
+        r = message_build(m, p + body_offset, size - body_offset);
+        if (r < 0)
+                return r;
+        kdbus_writer_deinit(&m->body);
+        m->sealed = true;
+        *ret = m;
+        m = NULL;
+        return 0;
+}
+
+int kdbus_message_attach_fds(struct kdbus_message *m, int *fds, size_t n_fds)
+{
+        int *copy;
+
+        if (!m->sealed)
+                return -EPERM;
+        if (m->n_fds)
+                return -EBUSY;
+        if (n_fds != m->fields.unix_fds)
+                return -EBADMSG;
+        if (!n_fds)
+                return 0;
+        copy = malloc(n_fds * sizeof(*copy));
+        if (!copy)
+                return -ENOMEM;
+        memcpy(copy, fds, n_fds * sizeof(*copy));
+        m->fds = copy;
+        m->n_fds = n_fds;
+        return 0;
+}
+
+/* ---- appending ---- */
+
+static int message_append_fd(struct kdbus_message *m, int fd)
+{
+        uint32_t index = (uint32_t)m->n_fds;
+        int *fds, copy, r;
+
+        if (fd < 0)
+                return -EBADF;
+        if (m->n_fds >= UINT32_MAX)
+                return -E2BIG;
+        fds = realloc(m->fds, (m->n_fds + 1) * sizeof(*fds));
+        if (!fds)
+                return -ENOMEM;
+        m->fds = fds;
+        copy = fcntl(fd, F_DUPFD_CLOEXEC, 3);
+        if (copy < 0)
+                return -errno;
+        r = kdbus_writer_append_basic(&m->body, 'h', &index);
+        if (r < 0) {
+                close(copy);
+                return r;
+        }
+        m->fds[m->n_fds++] = copy;
+        return 0;
+}
+
+int kdbus_message_append_basic(struct kdbus_message *m, char type, const void *value)
+{
+        if (m->sealed)
+                return -EPERM;
+        if (type == 'h')
+                return value ? message_append_fd(m, *(const int *)value) : -EINVAL;
+        return kdbus_writer_append_basic(&m->body, type, value);
+}
+
+int kdbus_message_open_container(struct kdbus_message *m, char type, const char *contents)
+{
+        if (m->sealed)
+                return -EPERM;
+        return kdbus_writer_open(&m->body, type, contents);
+}
+
+int kdbus_message_close_container(struct kdbus_message *m)
+{
+        if (m->sealed)
+                return -EPERM;
+        return kdbus_writer_close(&m->body);
+}
+
+int kdbus_message_append_array(struct kdbus_message *m, char type, const void *ptr, size_t size)
+{
+        if (m->sealed)
+                return -EPERM;
+        return kdbus_writer_append_array(&m->body, type, ptr, size);
+}
+
+/* copy the contents of the container type at t (length tlen) into buf */
+static void contents_of(const char *t, size_t tlen, char *buf)
+{
+        size_t clen = t[0] == 'a' ? tlen - 1 : tlen - 2;
+
+        memcpy(buf, t + 1, clen);
+        buf[clen] = 0;
+}
+
+static int append_one(struct kdbus_message *m, const char **types, va_list *ap)
+{
+        const char *t = *types, *p;
+        char contents[KDBUS_SIGNATURE_MAX + 1];
+        size_t len;
+        unsigned int i, n;
+        int r;
+
+        r = kdbus_signature_next(t, 0, 0, &len);
+        if (r < 0)
+                return r;
+
+        switch (t[0]) {
+        case 'y': {
+                uint8_t v = (uint8_t)va_arg(*ap, int);
+
+                r = kdbus_writer_append_basic(&m->body, 'y', &v);
+                break;
+        }
+        case 'b': {
+                int v = va_arg(*ap, int);
+
+                r = kdbus_writer_append_basic(&m->body, 'b', &v);
+                break;
+        }
+        case 'n':
+        case 'q': {
+                uint16_t v = (uint16_t)va_arg(*ap, int);
+
+                r = kdbus_writer_append_basic(&m->body, t[0], &v);
+                break;
+        }
+        case 'i':
+        case 'u': {
+                uint32_t v = va_arg(*ap, unsigned int);
+
+                r = kdbus_writer_append_basic(&m->body, t[0], &v);
+                break;
+        }
+        case 'x':
+        case 't': {
+                uint64_t v = va_arg(*ap, uint64_t);
+
+                r = kdbus_writer_append_basic(&m->body, t[0], &v);
+                break;
+        }
+        case 'd': {
+                double v = va_arg(*ap, double);
+
+                r = kdbus_writer_append_basic(&m->body, 'd', &v);
+                break;
+        }
+        case 's':
+        case 'o':
+        case 'g':
+                r = kdbus_writer_append_basic(&m->body, t[0], va_arg(*ap, const char *));
+                break;
+        case 'h':
+                r = message_append_fd(m, va_arg(*ap, int));
+                break;
+        case 'a':
+                n = va_arg(*ap, unsigned int);
+                contents_of(t, len, contents);
+                r = kdbus_writer_open(&m->body, 'a', contents);
+                for (i = 0; r >= 0 && i < n; ++i) {
+                        p = contents;
+                        r = append_one(m, &p, ap);
+                }
+                if (r >= 0)
+                        r = kdbus_writer_close(&m->body);
+                break;
+        case 'v':
+                p = va_arg(*ap, const char *);
+                r = kdbus_writer_open(&m->body, 'v', p);
+                while (r >= 0 && *p)
+                        r = append_one(m, &p, ap);
+                if (r >= 0)
+                        r = kdbus_writer_close(&m->body);
+                break;
+        default: /* '(' or '{' */
+                contents_of(t, len, contents);
+                r = kdbus_writer_open(&m->body, t[0], contents);
+                p = contents;
+                while (r >= 0 && *p)
+                        r = append_one(m, &p, ap);
+                if (r >= 0)
+                        r = kdbus_writer_close(&m->body);
+                break;
+        }
+        if (r < 0)
+                return r;
+        *types += len;
+        return 0;
+}
+
+int kdbus_message_appendv(struct kdbus_message *m, const char *types, va_list ap)
+{
+        struct kdbus_writer_state saved;
+        size_t n_fds = m->n_fds;
+        va_list aq;
+        int r = 0;
+
+        if (m->sealed)
+                return -EPERM;
+        if (!types)
+                return -EINVAL;
+
+        kdbus_writer_save(&m->body, &saved);
+        va_copy(aq, ap);
+        while (r >= 0 && *types)
+                r = append_one(m, &types, &aq);
+        va_end(aq);
+        if (r < 0) {
+                kdbus_writer_restore(&m->body, &saved);
+                close_fds(m->fds + n_fds, m->n_fds - n_fds);
+                m->n_fds = n_fds;
+        }
+        return r;
+}
+
+int kdbus_message_append(struct kdbus_message *m, const char *types, ...)
+{
+        va_list ap;
+        int r;
+
+        va_start(ap, types);
+        r = kdbus_message_appendv(m, types, ap);
+        va_end(ap);
+        return r;
+}
+
+int kdbus_message_append_strv(struct kdbus_message *m, char *const *strv)
+{
+        struct kdbus_writer_state saved;
+        int r;
+
+        if (m->sealed)
+                return -EPERM;
+        kdbus_writer_save(&m->body, &saved);
+        r = kdbus_writer_open(&m->body, 'a', "s");
+        for (; r >= 0 && strv && *strv; ++strv)
+                r = kdbus_writer_append_basic(&m->body, 's', *strv);
+        if (r >= 0)
+                r = kdbus_writer_close(&m->body);
+        if (r < 0)
+                kdbus_writer_restore(&m->body, &saved);
+        return r;
+}
+
+/* ---- reading ---- */
+
+int kdbus_message_read_basic(struct kdbus_message *m, char type, void *value)
+{
+        struct kdbus_reader_state saved;
+        uint32_t index;
+        int r;
+
+        if (!m->sealed)
+                return -EPERM;
+        if (type != 'h')
+                return kdbus_reader_read_basic(&m->reader, type, value);
+
+        kdbus_reader_save(&m->reader, &saved);
+        r = kdbus_reader_read_basic(&m->reader, 'h', &index);
+        if (r <= 0)
+                return r;
+        if (index >= m->n_fds || m->fds[index] < 0) {
+                kdbus_reader_restore(&m->reader, &saved);
+                return -EBADF;
+        }
+        if (value)
+                *(int *)value = m->fds[index];
+        return 1;
+}
+
+int kdbus_message_read_array(struct kdbus_message *m, char type, const void **ptr, size_t *size)
+{
+        if (!m->sealed)
+                return -EPERM;
+        return kdbus_reader_read_array(&m->reader, type, ptr, size);
+}
+
+int kdbus_message_enter_container(struct kdbus_message *m, char type, const char *contents)
+{
+        if (!m->sealed)
+                return -EPERM;
+        return kdbus_reader_enter(&m->reader, type, contents);
+}
+
+int kdbus_message_exit_container(struct kdbus_message *m)
+{
+        if (!m->sealed)
+                return -EPERM;
+        return kdbus_reader_exit(&m->reader);
+}
+
+int kdbus_message_peek_type(struct kdbus_message *m, char *type, const char **contents)
+{
+        if (!m->sealed)
+                return -EPERM;
+        return kdbus_reader_peek(&m->reader, type, contents);
+}
+
+int kdbus_message_rewind(struct kdbus_message *m)
+{
+        struct kdbus_frame *f;
+
+        if (!m->sealed)
+                return -EPERM;
+        f = &m->reader.frames[0];
+        m->reader.depth = 0;
+        m->reader.pos = f->begin;
+        f->sig_pos = 0;
+        return 0;
+}
+
+bool kdbus_message_at_end(struct kdbus_message *m)
+{
+        return !m->sealed || kdbus_reader_at_end(&m->reader);
+}
+
+/* one complete type of *types: 1 when read, or a negative errno */
+static int read_one(struct kdbus_message *m, const char **types, va_list *ap)
+{
+        const char *t = *types, *p;
+        char contents[KDBUS_SIGNATURE_MAX + 1];
+        size_t len;
+        unsigned int i, n;
+        int r;
+
+        r = kdbus_signature_next(t, 0, 0, &len);
+        if (r < 0)
+                return r;
+
+        if (kdbus_type_is_basic(t[0])) {
+                r = kdbus_message_read_basic(m, t[0], va_arg(*ap, void *));
+                if (r == 0)
+                        return -ENXIO;
+                if (r < 0)
+                        return r;
+                *types += len;
+                return 1;
+        }
+
+        if (t[0] == 'a') {
+                n = va_arg(*ap, unsigned int);
+                contents_of(t, len, contents);
+                p = contents;
+        } else if (t[0] == 'v') {
+                n = 1;
+                p = va_arg(*ap, const char *);
+                if (!p)
+                        return -EINVAL;
+                r = kdbus_signature_validate_single(p);
+                if (r < 0)
+                        return r;
+        } else {
+                n = 1;
+                contents_of(t, len, contents);
+                p = contents;
+        }
+
+        r = kdbus_message_enter_container(m, t[0], p);
+        if (r == 0)
+                return -ENXIO;
+        if (r < 0)
+                return r;
+        if (t[0] == 'a') {
+                for (i = 0; i < n; ++i) {
+                        const char *e = contents;
+
+                        r = read_one(m, &e, ap);
+                        if (r < 0)
+                                return r;
+                }
+        } else {
+                while (*p) {
+                        r = read_one(m, &p, ap);
+                        if (r < 0)
+                                return r;
+                }
+        }
+        r = kdbus_message_exit_container(m);
+        if (r < 0)
+                return r;
+        *types += len;
+        return 1;
+}
+
+int kdbus_message_readv(struct kdbus_message *m, const char *types, va_list ap)
+{
+        struct kdbus_reader_state saved;
+        va_list aq;
+        int r = 1;
+
+        if (!m->sealed)
+                return -EPERM;
+        if (!types)
+                return -EINVAL;
+
+        kdbus_reader_save(&m->reader, &saved);
+        va_copy(aq, ap);
+        while (r > 0 && *types)
+                r = read_one(m, &types, &aq);
+        va_end(aq);
+        if (r < 0)
+                kdbus_reader_restore(&m->reader, &saved);
+        return r < 0 ? r : 0;
+}
+
+int kdbus_message_read(struct kdbus_message *m, const char *types, ...)
+{
+        va_list ap;
+        int r;
+
+        va_start(ap, types);
+        r = kdbus_message_readv(m, types, ap);
+        va_end(ap);
+        return r;
+}
+
+/* the complete type of a peeked value */
+static void complete_type(char type, const char *contents, char *buf)
+{
+        size_t n = 0;
+
+        buf[n++] = type;
+        if (type != 'v' && contents) {
+                strcpy(buf + n, contents);
+                n += strlen(contents);
+                if (type == '(')
+                        buf[n++] = ')';
+                else if (type == '{')
+                        buf[n++] = '}';
+        }
+        buf[n] = 0;
+}
+
+int kdbus_message_skip(struct kdbus_message *m, const char *types)
+{
+        char want[KDBUS_SIGNATURE_MAX + 1], have[KDBUS_SIGNATURE_MAX + 3];
+        struct kdbus_reader_state saved;
+        const char *contents;
+        char type;
+        size_t len;
+        int r;
+
+        if (!m->sealed)
+                return -EPERM;
+        if (!types) {
+                r = kdbus_reader_skip(&m->reader);
+                return r == 0 ? -ENXIO : r < 0 ? r : 0;
+        }
+
+        kdbus_reader_save(&m->reader, &saved);
+        while (*types) {
+                r = kdbus_signature_next(types, 0, 0, &len);
+                if (r < 0)
+                        goto fail;
+                memcpy(want, types, len);
+                want[len] = 0;
+                r = kdbus_reader_peek(&m->reader, &type, &contents);
+                if (r == 0)
+                        r = -ENXIO;
+                if (r < 0)
+                        goto fail;
+                complete_type(type, contents, have);
+                if (strcmp(want, have)) {
+                        r = -ENXIO;
+                        goto fail;
+                }
+                r = kdbus_reader_skip(&m->reader);
+                if (r < 0)
+                        goto fail;
+                types += len;
+        }
+        return 0;
+
+fail:
+        kdbus_reader_restore(&m->reader, &saved);
+        return r;
+}
+
+/* ---- conversion ---- */
+
+static int copy_values(struct kdbus_reader *r, struct kdbus_writer *w)
+{
+        char contents[KDBUS_SIGNATURE_MAX + 1];
+        const char *c;
+        char type;
+        int ret;
+
+        for (;;) {
+                ret = kdbus_reader_peek(r, &type, &c);
+                if (ret <= 0)
+                        return ret;
+                if (kdbus_type_is_basic(type)) {
+                        union {
+                                uint8_t y;
+                                int b;
+                                uint16_t q;
+                                uint32_t u;
+                                uint64_t t;
+                                const char *s;
+                        } v;
+
+                        ret = kdbus_reader_read_basic(r, type, &v);
+                        if (ret < 0)
+                                return ret;
+                        if (type == 's' || type == 'o' || type == 'g')
+                                ret = kdbus_writer_append_basic(w, type, v.s);
+                        else
+                                ret = kdbus_writer_append_basic(w, type, &v);
+                        if (ret < 0)
+                                return ret;
+                        continue;
+                }
+                strcpy(contents, c);
+                ret = kdbus_reader_enter(r, type, contents);
+                if (ret < 0)
+                        return ret;
+                ret = kdbus_writer_open(w, type, contents);
+                if (ret < 0)
+                        return ret;
+                ret = copy_values(r, w);
+                if (ret < 0)
+                        return ret;
+                ret = kdbus_reader_exit(r);
+                if (ret < 0)
+                        return ret;
+                ret = kdbus_writer_close(w);
+                if (ret < 0)
+                        return ret;
+        }
+}
+
+int kdbus_message_convert(struct kdbus_message **ret, struct kdbus_message *m, char endian)
+{
+        _cleanup_message_ struct kdbus_message *c = NULL;
+        struct message_fields fields;
+        struct kdbus_reader r;
+        size_t i;
+        int e;
+
+        if (!ret || !m || (endian != KDBUS_LITTLE_ENDIAN && endian != KDBUS_BIG_ENDIAN))
+                return -EINVAL;
+        if (!m->sealed)
+                return -EPERM;
+
+        e = message_new(&c, m->type, endian);
+        if (e < 0)
+                return e;
+        c->flags = m->flags;
+        c->serial = m->serial;
+
+        e = kdbus_reader_init(&r, m->data, m->size, m->body_offset, m->endian,
+                              kdbus_message_get_signature(m), m->fields.unix_fds);
+        if (e < 0)
+                return e;
+        e = copy_values(&r, &c->body);
+        kdbus_reader_deinit(&r);
+        if (e < 0)
+                return e;
+
+        if (m->n_fds) {
+                c->fds = calloc(m->n_fds, sizeof(*c->fds));
+                if (!c->fds)
+                        return -ENOMEM;
+                for (i = 0; i < m->n_fds; ++i) {
+                        c->fds[i] = m->fds[i] < 0 ? -1 : fcntl(m->fds[i], F_DUPFD_CLOEXEC, 3);
+                        c->n_fds = i + 1;
+                        if (m->fds[i] >= 0 && c->fds[i] < 0)
+                                return -errno;
+                }
+        }
+
+        e = fields_copy(&fields, &m->fields);
+        if (e < 0)
+                return e;
+        e = message_commit_fields(c, &fields, c->body.data, c->body.size);
+        if (e < 0)
+                return e;
+        kdbus_writer_deinit(&c->body);
+        c->sealed = true;
+        *ret = c;
+        c = NULL;
+        return 0;
+}

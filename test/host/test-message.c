@@ -1,0 +1,645 @@
+// SPDX-License-Identifier: GPL-2.0-or-later
+/*
+ * D-Bus messages (userspace.md 1, 2.4-2.7, 7 item 2, appendix A.7): the
+ * captured dbus-daemon and busctl bytes parsed and reproduced byte for
+ * byte, round trips of every type through the varargs API in both byte
+ * orders, fds, and malformed messages each refused with its errno.
+ */
+
+#define _GNU_SOURCE
+#include <errno.h>
+#include <fcntl.h>
+#include <stdbool.h>
+#include <stdint.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/stat.h>
+#include <unistd.h>
+
+#include "marshal.h"
+#include "message.h"
+#include "tap.h"
+
+#define _cleanup_msg_ __attribute__((cleanup(kdbus_message_unrefp)))
+
+static size_t parse_hex(const char *hex, uint8_t *out, size_t max)
+{
+        size_t n = 0;
+        unsigned int v;
+
+        while (*hex) {
+                if (*hex == ' ' || *hex == '\n') {
+                        ++hex;
+                        continue;
+                }
+                if (n >= max || sscanf(hex, "%2x", &v) != 1)
+                        return 0;
+                out[n++] = (uint8_t)v;
+                hex += 2;
+        }
+        return n;
+}
+
+/* userspace.md A.7 */
+static const char hello_call[] =
+        "6c 01 00 01 00 00 00 00 01 00 00 00 6d 00 00 00\n"
+        "01 01 6f 00 15 00 00 00 2f 6f 72 67 2f 66 72 65\n"
+        "65 64 65 73 6b 74 6f 70 2f 44 42 75 73 00 00 00\n"
+        "03 01 73 00 05 00 00 00 48 65 6c 6c 6f 00 00 00\n"
+        "02 01 73 00 14 00 00 00 6f 72 67 2e 66 72 65 65\n"
+        "64 65 73 6b 74 6f 70 2e 44 42 75 73 00 00 00 00\n"
+        "06 01 73 00 14 00 00 00 6f 72 67 2e 66 72 65 65\n"
+        "64 65 73 6b 74 6f 70 2e 44 42 75 73 00 00 00 00\n";
+
+static const char hello_reply[] =
+        "6c 02 01 01 09 00 00 00 01 00 00 00 3d 00 00 00\n"
+        "06 01 73 00 04 00 00 00 3a 31 2e 33 00 00 00 00\n"
+        "05 01 75 00 01 00 00 00 08 01 67 00 01 73 00 00\n"
+        "07 01 73 00 14 00 00 00 6f 72 67 2e 66 72 65 65\n"
+        "64 65 73 6b 74 6f 70 2e 44 42 75 73 00 00 00 00\n"
+        "04 00 00 00 3a 31 2e 33 00\n";
+
+static const char name_acquired[] =
+        "6c 04 01 01 09 00 00 00 02 00 00 00 8d 00 00 00\n"
+        "01 01 6f 00 15 00 00 00 2f 6f 72 67 2f 66 72 65\n"
+        "65 64 65 73 6b 74 6f 70 2f 44 42 75 73 00 00 00\n"
+        "02 01 73 00 14 00 00 00 6f 72 67 2e 66 72 65 65\n"
+        "64 65 73 6b 74 6f 70 2e 44 42 75 73 00 00 00 00\n"
+        "03 01 73 00 0c 00 00 00 4e 61 6d 65 41 63 71 75\n"
+        "69 72 65 64 00 00 00 00 06 01 73 00 04 00 00 00\n"
+        "3a 31 2e 33 00 00 00 00 08 01 67 00 01 73 00 00\n"
+        "07 01 73 00 14 00 00 00 6f 72 67 2e 66 72 65 65\n"
+        "64 65 73 6b 74 6f 70 2e 44 42 75 73 00 00 00 00\n"
+        "04 00 00 00 3a 31 2e 33 00\n";
+
+static bool same_bytes(const struct kdbus_message *m, const uint8_t *exp, size_t n)
+{
+        const void *data;
+        size_t size;
+
+        return kdbus_message_get_data(m, &data, &size) == 0 && size == n && !memcmp(data, exp, n);
+}
+
+static bool streq(const char *a, const char *b)
+{
+        return a && b && !strcmp(a, b);
+}
+
+static void test_vectors(void)
+{
+        _cleanup_msg_ struct kdbus_message *call = NULL, *reply = NULL, *sig = NULL;
+        _cleanup_msg_ struct kdbus_message *built = NULL, *built_sig = NULL;
+        uint8_t call_b[256], reply_b[256], sig_b[256];
+        size_t call_n, reply_n, sig_n;
+        const char *s = NULL;
+        uint32_t serial = 0;
+        bool ok;
+
+        call_n = parse_hex(hello_call, call_b, sizeof(call_b));
+        reply_n = parse_hex(hello_reply, reply_b, sizeof(reply_b));
+        sig_n = parse_hex(name_acquired, sig_b, sizeof(sig_b));
+        tap_ok(call_n == 128 && reply_n == 89 && sig_n == 169, "A.7: vectors have 128, 89, 169 bytes");
+
+        ok = kdbus_message_parse(&call, call_b, call_n) == 0 &&
+             kdbus_message_get_type(call) == KDBUS_MESSAGE_METHOD_CALL &&
+             kdbus_message_get_flags(call) == 0 && kdbus_message_get_serial(call) == 1 &&
+             streq(kdbus_message_get_path(call), "/org/freedesktop/DBus") &&
+             streq(kdbus_message_get_interface(call), "org.freedesktop.DBus") &&
+             streq(kdbus_message_get_member(call), "Hello") &&
+             streq(kdbus_message_get_destination(call), "org.freedesktop.DBus") &&
+             !kdbus_message_get_sender(call) && streq(kdbus_message_get_signature(call), "") &&
+             kdbus_message_at_end(call) && same_bytes(call, call_b, call_n);
+        tap_ok(ok, "A.7: busctl's Hello call parses; its field order is kept byte for byte");
+
+        ok = kdbus_message_parse(&reply, reply_b, reply_n) == 0 &&
+             kdbus_message_get_type(reply) == KDBUS_MESSAGE_METHOD_RETURN &&
+             kdbus_message_get_flags(reply) == KDBUS_MESSAGE_NO_REPLY_EXPECTED &&
+             kdbus_message_get_reply_serial(reply, &serial) == 0 && serial == 1 &&
+             streq(kdbus_message_get_destination(reply), ":1.3") &&
+             streq(kdbus_message_get_sender(reply), "org.freedesktop.DBus") &&
+             streq(kdbus_message_get_signature(reply), "s") &&
+             kdbus_message_read(reply, "s", &s) == 0 && streq(s, ":1.3") &&
+             kdbus_message_at_end(reply) && same_bytes(reply, reply_b, reply_n);
+        tap_ok(ok, "A.7: the driver's Hello reply parses and reads \":1.3\"");
+
+        ok = kdbus_message_parse(&sig, sig_b, sig_n) == 0 &&
+             kdbus_message_get_type(sig) == KDBUS_MESSAGE_SIGNAL &&
+             kdbus_message_get_serial(sig) == 2 &&
+             streq(kdbus_message_get_member(sig), "NameAcquired") &&
+             streq(kdbus_message_get_destination(sig), ":1.3") &&
+             kdbus_message_read(sig, "s", &s) == 0 && streq(s, ":1.3") &&
+             same_bytes(sig, sig_b, sig_n);
+        tap_ok(ok, "A.7: the NameAcquired signal parses");
+
+        {
+                size_t total = 0;
+
+                ok = kdbus_message_peek_size(reply_b, 16, &total) == 0 && total == 89 &&
+                     kdbus_message_peek_size(sig_b, 16, &total) == 0 && total == 169 &&
+                     kdbus_message_peek_size(reply_b, 15, &total) == -EBADMSG;
+                tap_ok(ok, "A.7: the total size is known from the first 16 bytes");
+        }
+
+        /* build the driver's answers with the API: byte-identical to dbus-daemon */
+        ok = kdbus_message_set_sender(call, ":1.3") == 0 &&
+             streq(kdbus_message_get_sender(call), ":1.3") &&
+             kdbus_message_new_method_return(&built, call) == 0 &&
+             kdbus_message_append(built, "s", ":1.3") == 0 &&
+             kdbus_message_seal(built, 1, "org.freedesktop.DBus") == 0 &&
+             same_bytes(built, reply_b, reply_n);
+        tap_ok(ok, "A.7: Hello reply built with the API equals dbus-daemon's bytes");
+
+        ok = kdbus_message_new_signal(&built_sig, "/org/freedesktop/DBus", "org.freedesktop.DBus",
+                                      "NameAcquired") == 0 &&
+             kdbus_message_set_destination(built_sig, ":1.3") == 0 &&
+             kdbus_message_append(built_sig, "s", ":1.3") == 0 &&
+             kdbus_message_seal(built_sig, 2, "org.freedesktop.DBus") == 0 &&
+             same_bytes(built_sig, sig_b, sig_n);
+        tap_ok(ok, "A.7: NameAcquired built with the API equals dbus-daemon's bytes");
+}
+
+static int build_everything(struct kdbus_message **ret, int fd)
+{
+        _cleanup_msg_ struct kdbus_message *m = NULL;
+        static const uint16_t words[] = { 1, 0xffff, 3 };
+        int r;
+
+        r = kdbus_message_new_method_call(&m, "org.example.Service", "/org/example/obj",
+                                          "org.example.Iface", "Everything");
+        if (r < 0)
+                return r;
+        r = kdbus_message_append(m, "ybnqiuxtdsogh",
+                                 0xfe, 5, -2, 65535, INT32_MIN, UINT32_MAX,
+                                 INT64_MIN, UINT64_MAX, 2.5, "str\xc3\xa9", "/p/q", "a{sv}", fd);
+        if (r < 0)
+                return r;
+        r = kdbus_message_append(m, "a{sv}(iasv)avaay", 2,
+                                 "k1", "u", 7, "k2", "as", 2, "x", "y",
+                                 -1, 3, "a", "b", "c", "t", (uint64_t)99,
+                                 2, "s", "in variant", "(ib)", 4, 1,
+                                 2, 2, 0xaa, 0xbb, 0);
+        if (r < 0)
+                return r;
+        r = kdbus_message_append_array(m, 'q', words, sizeof(words));
+        if (r < 0)
+                return r;
+        /* nested containers piecewise: a{s(ai)} */
+        r = kdbus_message_open_container(m, 'a', "{s(ai)}");
+        if (r >= 0)
+                r = kdbus_message_open_container(m, '{', "s(ai)");
+        if (r >= 0)
+                r = kdbus_message_append(m, "s(ai)", "key", 2, 10, 20);
+        if (r >= 0)
+                r = kdbus_message_close_container(m);
+        if (r >= 0)
+                r = kdbus_message_close_container(m);
+        if (r < 0)
+                return r;
+        r = kdbus_message_append_strv(m, (char *[]){ "one", "two", NULL });
+        if (r < 0)
+                return r;
+        r = kdbus_message_seal(m, 42, ":1.7");
+        if (r < 0)
+                return r;
+        *ret = m;
+        m = NULL;
+        return 0;
+}
+
+static bool read_everything(struct kdbus_message *m, bool fd_expected)
+{
+        uint8_t y, y1, y2;
+        int b, fd = -1, sb, ib;
+        int16_t n;
+        uint16_t q;
+        int32_t i, si;
+        uint32_t u, vu;
+        int64_t x;
+        uint64_t t, vt;
+        double d;
+        const char *s, *o, *g, *k1, *k2, *a1, *a2, *c1, *c2, *c3, *vs, *key;
+        const void *p;
+        size_t size;
+        int32_t e1, e2;
+        bool ok = true;
+
+        ok &= kdbus_message_read(m, "ybnqiuxtdsog", &y, &b, &n, &q, &i, &u, &x, &t, &d, &s, &o, &g) == 0;
+        ok &= y == 0xfe && b == 1 && n == -2 && q == 65535 && i == INT32_MIN && u == UINT32_MAX &&
+              x == INT64_MIN && t == UINT64_MAX && d == 2.5 && streq(s, "str\xc3\xa9") &&
+              streq(o, "/p/q") && streq(g, "a{sv}");
+        if (fd_expected) {
+                struct stat st;
+
+                ok &= kdbus_message_read(m, "h", &fd) == 0 && fd >= 0 && fstat(fd, &st) == 0;
+        } else {
+                ok &= kdbus_message_read(m, "h", &fd) == -EBADF;
+                ok &= kdbus_message_skip(m, "h") == 0;
+        }
+        ok &= kdbus_message_read(m, "a{sv}", 2, &k1, "u", &vu, &k2, "as", 2, &a1, &a2) == 0;
+        ok &= streq(k1, "k1") && vu == 7 && streq(k2, "k2") && streq(a1, "x") && streq(a2, "y");
+        ok &= kdbus_message_read(m, "(iasv)", &si, 3, &c1, &c2, &c3, "t", &vt) == 0;
+        ok &= si == -1 && streq(c1, "a") && streq(c2, "b") && streq(c3, "c") && vt == 99;
+        ok &= kdbus_message_read(m, "av", 2, "s", &vs, "(ib)", &ib, &sb) == 0;
+        ok &= streq(vs, "in variant") && ib == 4 && sb == 1;
+        ok &= kdbus_message_read(m, "aay", 2, 2, &y1, &y2, 0) == 0 && y1 == 0xaa && y2 == 0xbb;
+        if (kdbus_message_get_endian(m) == KDBUS_NATIVE_ENDIAN) {
+                ok &= kdbus_message_read_array(m, 'q', &p, &size) == 1 && size == 6 &&
+                      ((const uint16_t *)p)[1] == 0xffff;
+        } else {
+                uint16_t w1, w2, w3;
+
+                ok &= kdbus_message_read(m, "aq", 3, &w1, &w2, &w3) == 0 && w2 == 0xffff;
+        }
+        ok &= kdbus_message_read(m, "a{s(ai)}", 1, &key, 2, &e1, &e2) == 0 && streq(key, "key") &&
+              e1 == 10 && e2 == 20;
+        ok &= kdbus_message_read(m, "as", 2, &a1, &a2) == 0 && streq(a1, "one") && streq(a2, "two");
+        ok &= kdbus_message_at_end(m);
+        return ok;
+}
+
+#define EVERYTHING_SIG "ybnqiuxtdsogha{sv}(iasv)avaayaqa{s(ai)}as"
+
+static void test_round_trip(void)
+{
+        _cleanup_msg_ struct kdbus_message *m = NULL, *p = NULL, *be = NULL, *pbe = NULL, *back = NULL;
+        const void *data, *data2;
+        size_t size, size2;
+        int pipefd[2];
+        bool ok;
+
+        if (pipe2(pipefd, O_CLOEXEC) < 0) {
+                tap_ok(false, "pipe");
+                return;
+        }
+        ok = build_everything(&m, pipefd[0]) == 0 && kdbus_message_is_sealed(m) &&
+             streq(kdbus_message_get_signature(m), EVERYTHING_SIG) &&
+             kdbus_message_get_unix_fds(m) == 1 && streq(kdbus_message_get_sender(m), ":1.7");
+        tap_ok(ok, "round trip: every type appended and sealed, signature " EVERYTHING_SIG);
+        close(pipefd[0]);
+        close(pipefd[1]);
+        if (!ok)
+                return;
+
+        tap_ok(read_everything(m, true), "round trip: built message reads back every value");
+        tap_ok(kdbus_message_rewind(m) == 0 && read_everything(m, true),
+               "round trip: rewind reads everything again");
+
+        ok = kdbus_message_get_data(m, &data, &size) == 0 &&
+             kdbus_message_parse(&p, data, size) == 0 && read_everything(p, false) &&
+             kdbus_message_get_data(p, &data2, &size2) == 0 && size == size2 &&
+             !memcmp(data, data2, size);
+        tap_ok(ok, "round trip: parsed bytes read back (h without fds is EBADF), identical bytes");
+
+        ok = kdbus_message_convert(&be, m, KDBUS_BIG_ENDIAN) == 0 &&
+             kdbus_message_get_endian(be) == 'B' && read_everything(be, true) &&
+             kdbus_message_get_data(be, &data2, &size2) == 0 &&
+             kdbus_message_parse(&pbe, data2, size2) == 0 && read_everything(pbe, false);
+        tap_ok(ok, "round trip: big-endian conversion reads back, also after parsing");
+
+        ok = kdbus_message_convert(&back, pbe, KDBUS_LITTLE_ENDIAN) == 0 &&
+             kdbus_message_get_data(back, &data2, &size2) == 0 && size == size2 &&
+             !memcmp(data, data2, size);
+        tap_ok(ok, "round trip: big-endian converted back is byte-identical to the original");
+}
+
+static void test_api_errors(void)
+{
+        _cleanup_msg_ struct kdbus_message *m = NULL, *e = NULL, *r = NULL;
+        const char *s;
+        uint32_t u, serial;
+        bool ok;
+
+        ok = kdbus_message_new_method_call(&m, NULL, "/a/", NULL, "M") == -EINVAL &&
+             kdbus_message_new_method_call(&m, NULL, "/a", "noiface", "M") == -EINVAL &&
+             kdbus_message_new_method_call(&m, NULL, "/a", NULL, "1M") == -EINVAL &&
+             kdbus_message_new_method_call(&m, "bad..name", "/a", NULL, "M") == -EINVAL &&
+             kdbus_message_new_method_call(&m, NULL, "/org/freedesktop/DBus/Local", NULL, "M") == -EINVAL &&
+             kdbus_message_new_signal(&m, "/a", NULL, "M") == -EINVAL && !m;
+        tap_ok(ok, "api: constructors refuse invalid names and paths with EINVAL");
+
+        ok = kdbus_message_new_method_call(&m, ":1.4", "/a", "a.b", "M") == 0 &&
+             kdbus_message_append(m, "s", "\xed\xa0\x80") == -EINVAL &&
+             kdbus_message_append(m, "o", "a") == -EINVAL &&
+             kdbus_message_append(m, "g", "(") == -EINVAL &&
+             kdbus_message_append(m, "h", -1) == -EBADF &&
+             kdbus_message_append(m, "a{sv}", 1, "k", "r", 1) == -EINVAL &&
+             kdbus_message_append(m, "v", "u", 5) == 0 &&
+             kdbus_message_append(m, "(us", 1, "x") == -EINVAL &&
+             streq(kdbus_message_get_signature(m), "v");
+        tap_ok(ok, "api: failed appends leave the message unchanged");
+
+        ok = kdbus_message_read(m, "u", &u) == -EPERM &&
+             kdbus_message_open_container(m, 'a', "s") == 0 &&
+             kdbus_message_seal(m, 1, NULL) == -EBUSY &&
+             kdbus_message_close_container(m) == 0 &&
+             kdbus_message_seal(m, 0, NULL) == -EINVAL &&
+             kdbus_message_seal(m, 1, "not a name") == -EINVAL &&
+             kdbus_message_seal(m, 1, NULL) == 0 &&
+             kdbus_message_append(m, "u", 1) == -EPERM &&
+             kdbus_message_seal(m, 2, NULL) == -EPERM &&
+             kdbus_message_set_flags(m, 0) == -EPERM;
+        tap_ok(ok, "api: seal refuses open containers, serial 0, bad sender; sealed is frozen");
+
+        ok = kdbus_message_read(m, "s", &s) == -ENXIO &&
+             kdbus_message_read(m, "v", "s", &s) == -ENXIO &&
+             kdbus_message_read(m, "vas", "u", &u, 1, &s) == -ENXIO &&
+             kdbus_message_read(m, "v", "u", &u) == 0 && u == 5 &&
+             kdbus_message_read(m, "as", 0) == 0 && kdbus_message_at_end(m) &&
+             kdbus_message_read(m, "u", &u) == -ENXIO;
+        tap_ok(ok, "api: reading another type is ENXIO and consumes nothing");
+
+        ok = kdbus_message_new_error(&e, m, "org.example.Error.Failed", "it broke") == 0 &&
+             kdbus_message_seal(e, 3, ":1.4") == 0 &&
+             kdbus_message_get_type(e) == KDBUS_MESSAGE_ERROR &&
+             streq(kdbus_message_get_error_name(e), "org.example.Error.Failed") &&
+             kdbus_message_get_reply_serial(e, &serial) == 0 && serial == 1 &&
+             kdbus_message_read(e, "s", &s) == 0 && streq(s, "it broke") &&
+             kdbus_message_new_error(&r, m, "bad", NULL) == -EINVAL &&
+             kdbus_message_new_method_return(&r, e) == -EINVAL;
+        tap_ok(ok, "api: errors carry name, reply serial and text; replies only to calls");
+}
+
+/*
+ * Raw message construction for malformed cases: a header with the given
+ * fields and a body, bypassing the message API's checks.
+ */
+struct raw_field {
+        uint8_t code;
+        char type;
+        const char *s;
+        uint32_t u;
+};
+
+static size_t raw_message(uint8_t *out, size_t max, uint8_t type, uint32_t serial,
+                          const struct raw_field *fields, size_t n_fields,
+                          const void *body, uint32_t body_len)
+{
+        struct kdbus_writer w;
+        uint8_t y[4] = { 'l', type, 0, 1 };
+        size_t i, size = 0;
+        int r = 0;
+
+        if (kdbus_writer_init(&w, 'l') < 0)
+                return 0;
+        for (i = 0; i < 4; ++i)
+                r |= kdbus_writer_append_basic(&w, 'y', &y[i]);
+        r |= kdbus_writer_append_basic(&w, 'u', &body_len);
+        r |= kdbus_writer_append_basic(&w, 'u', &serial);
+        r |= kdbus_writer_open(&w, 'a', "(yv)");
+        for (i = 0; i < n_fields; ++i) {
+                char sig[2] = { fields[i].type, 0 };
+
+                r |= kdbus_writer_open(&w, '(', "yv");
+                r |= kdbus_writer_append_basic(&w, 'y', &fields[i].code);
+                r |= kdbus_writer_open(&w, 'v', sig);
+                if (fields[i].type == 'u')
+                        r |= kdbus_writer_append_basic(&w, 'u', &fields[i].u);
+                else
+                        r |= kdbus_writer_append_basic(&w, fields[i].type, fields[i].s);
+                r |= kdbus_writer_close(&w);
+                r |= kdbus_writer_close(&w);
+        }
+        r |= kdbus_writer_close(&w);
+        r |= kdbus_writer_pad(&w, 8);
+        r |= kdbus_writer_put_raw(&w, body, body_len);
+        if (r == 0 && w.size <= max) {
+                memcpy(out, w.data, w.size);
+                size = w.size;
+        }
+        kdbus_writer_deinit(&w);
+        return size;
+}
+
+static int parse_raw(const uint8_t *data, size_t size)
+{
+        struct kdbus_message *m = NULL;
+        int r;
+
+        r = kdbus_message_parse(&m, data, size);
+        kdbus_message_unref(m);
+        return r;
+}
+
+#define F_PATH(p)       { KDBUS_FIELD_PATH, 'o', p, 0 }
+#define F_IFACE(i)      { KDBUS_FIELD_INTERFACE, 's', i, 0 }
+#define F_MEMBER(mb)    { KDBUS_FIELD_MEMBER, 's', mb, 0 }
+#define F_SIG(g)        { KDBUS_FIELD_SIGNATURE, 'g', g, 0 }
+
+static void test_malformed(void)
+{
+        static const struct raw_field call[] = { F_PATH("/a"), F_MEMBER("M") };
+        static const struct raw_field call_sig_u[] = { F_PATH("/a"), F_MEMBER("M"), F_SIG("u") };
+        static const struct raw_field call_sig_s[] = { F_PATH("/a"), F_MEMBER("M"), F_SIG("s") };
+        static const struct raw_field call_sig_h[] = {
+                F_PATH("/a"), F_MEMBER("M"), F_SIG("h"), { KDBUS_FIELD_UNIX_FDS, 'u', NULL, 1 },
+        };
+        static const struct raw_field call_sig_v[] = { F_PATH("/a"), F_MEMBER("M"), F_SIG("v") };
+        static const struct raw_field no_member[] = { F_PATH("/a") };
+        static const struct raw_field dup[] = { F_PATH("/a"), F_MEMBER("M"), F_MEMBER("N") };
+        static const struct raw_field wrong_type[] = { { KDBUS_FIELD_PATH, 's', "/a", 0 }, F_MEMBER("M") };
+        static const struct raw_field code0[] = { F_PATH("/a"), F_MEMBER("M"), { 0, 's', "x", 0 } };
+        static const struct raw_field unknown[] = { F_PATH("/a"), { 42, 's', "x", 0 }, F_MEMBER("M") };
+        static const struct raw_field bad_iface[] = { F_PATH("/a"), F_IFACE("noDots"), F_MEMBER("M") };
+        static const struct raw_field bad_member[] = { F_PATH("/a"), F_MEMBER("a.b") };
+        static const struct raw_field bad_dest[] = {
+                F_PATH("/a"), F_MEMBER("M"), { KDBUS_FIELD_DESTINATION, 's', "x..y", 0 },
+        };
+        static const struct raw_field local_path[] = { F_PATH("/org/freedesktop/DBus/Local"), F_MEMBER("M") };
+        static const struct raw_field local_iface[] = {
+                F_PATH("/a"), F_IFACE("org.freedesktop.DBus.Local"), F_MEMBER("M"),
+        };
+        static const struct raw_field reply0[] = { { KDBUS_FIELD_REPLY_SERIAL, 'u', NULL, 0 } };
+        static const struct raw_field reply1[] = { { KDBUS_FIELD_REPLY_SERIAL, 'u', NULL, 1 } };
+        static const struct raw_field err_no_name[] = { { KDBUS_FIELD_REPLY_SERIAL, 'u', NULL, 1 } };
+        static const struct raw_field signal_no_iface[] = { F_PATH("/a"), F_MEMBER("M") };
+        static const uint8_t body_u[] = { 7, 0, 0, 0 };
+        static const uint8_t body_s_bad[] = { 2, 0, 0, 0, 0xc3, 0x28, 0 };
+        static const uint8_t body_h[] = { 1, 0, 0, 0 };
+        uint8_t deep[4 + 65 * 3], buf[1024], tmp[1024];
+        _cleanup_msg_ struct kdbus_message *m = NULL;
+        const void *data;
+        size_t n, n2, i;
+        bool ok;
+
+        n = raw_message(buf, sizeof(buf), 1, 5, call, 2, NULL, 0);
+        tap_ok(n > 0 && parse_raw(buf, n) == 0, "malformed: the unmodified base message is valid");
+
+        tap_ok(parse_raw(buf, 15) == -EBADMSG && parse_raw(buf, 0) == -EBADMSG,
+               "malformed: fewer than 16 bytes -> EBADMSG");
+        tap_ok(parse_raw(buf, n - 1) == -EBADMSG, "malformed: truncated message -> EBADMSG");
+        memcpy(tmp, buf, n);
+        tmp[n] = 0;
+        tap_ok(parse_raw(tmp, n + 1) == -EBADMSG, "malformed: trailing byte -> EBADMSG");
+
+        memcpy(tmp, buf, n);
+        tmp[0] = 'x';
+        ok = parse_raw(tmp, n) == -EPROTONOSUPPORT;
+        tmp[0] = 'l';
+        tmp[3] = 2;
+        ok &= parse_raw(tmp, n) == -EPROTONOSUPPORT;
+        tap_ok(ok, "malformed: unknown endianness or version -> EPROTONOSUPPORT");
+
+        memcpy(tmp, buf, n);
+        tmp[1] = 0;
+        ok = parse_raw(tmp, n) == -EBADMSG;
+        memcpy(tmp, buf, n);
+        memset(tmp + 8, 0, 4);
+        ok &= parse_raw(tmp, n) == -EBADMSG;
+        tap_ok(ok, "malformed: type 0 or serial 0 -> EBADMSG");
+
+        memcpy(tmp, buf, n);
+        tmp[4] = 4;     /* body length 4, but no body */
+        ok = parse_raw(tmp, n) == -EBADMSG;
+        tmp[4] = 0;
+        tmp[7] = 0x10;  /* body length 256 MiB */
+        ok &= parse_raw(tmp, n) == -EMSGSIZE;
+        memcpy(tmp, buf, n);
+        tmp[15] = 0x04; /* field array 64 MiB + ... */
+        ok &= parse_raw(tmp, n) == -EMSGSIZE;
+        tap_ok(ok, "malformed: bad body/field lengths -> EBADMSG, over the limits -> EMSGSIZE");
+
+        memcpy(tmp, buf, n);
+        /* fields: path (16..27, padding to 32), member ends at 32+8+2=42, pad to 48 */
+        ok = tmp[n - 1] == 0 && tmp[n - 2] == 0;
+        tmp[n - 1] = 1;
+        ok &= parse_raw(tmp, n) == -EBADMSG;
+        tap_ok(ok, "malformed: non-zero header padding -> EBADMSG");
+
+        memcpy(tmp, buf, n);
+        tmp[16 + 4] = 1;        /* PATH "/a" claims length 1: no NUL after it */
+        ok = parse_raw(tmp, n) == -EBADMSG;
+        tmp[16 + 4] = 3;        /* length 3: the NUL is inside */
+        ok &= parse_raw(tmp, n) == -EILSEQ;
+        tap_ok(ok, "malformed: wrong string length in the header -> EBADMSG / EILSEQ");
+
+        n2 = raw_message(tmp, sizeof(tmp), 1, 5, no_member, 1, NULL, 0);
+        ok = parse_raw(tmp, n2) == -EBADMSG;
+        n2 = raw_message(tmp, sizeof(tmp), 4, 5, signal_no_iface, 2, NULL, 0);
+        ok &= parse_raw(tmp, n2) == -EBADMSG;
+        n2 = raw_message(tmp, sizeof(tmp), 3, 5, err_no_name, 1, NULL, 0);
+        ok &= parse_raw(tmp, n2) == -EBADMSG;
+        n2 = raw_message(tmp, sizeof(tmp), 2, 5, NULL, 0, NULL, 0);
+        ok &= parse_raw(tmp, n2) == -EBADMSG;
+        n2 = raw_message(tmp, sizeof(tmp), 2, 5, reply1, 1, NULL, 0);
+        ok &= parse_raw(tmp, n2) == 0;
+        n2 = raw_message(tmp, sizeof(tmp), 9, 5, NULL, 0, NULL, 0);
+        ok &= parse_raw(tmp, n2) == 0;
+        tap_ok(ok, "malformed: required header fields missing -> EBADMSG; unknown type accepted");
+
+        n2 = raw_message(tmp, sizeof(tmp), 1, 5, dup, 3, NULL, 0);
+        ok = parse_raw(tmp, n2) == -EBADMSG;
+        n2 = raw_message(tmp, sizeof(tmp), 1, 5, wrong_type, 2, NULL, 0);
+        ok &= parse_raw(tmp, n2) == -EBADMSG;
+        n2 = raw_message(tmp, sizeof(tmp), 1, 5, code0, 3, NULL, 0);
+        ok &= parse_raw(tmp, n2) == -EBADMSG;
+        n2 = raw_message(tmp, sizeof(tmp), 2, 5, reply0, 1, NULL, 0);
+        ok &= parse_raw(tmp, n2) == -EBADMSG;
+        tap_ok(ok, "malformed: duplicate field, wrong field type, code 0, REPLY_SERIAL 0 -> EBADMSG");
+
+        n2 = raw_message(tmp, sizeof(tmp), 1, 5, bad_iface, 3, NULL, 0);
+        ok = parse_raw(tmp, n2) == -EBADMSG;
+        n2 = raw_message(tmp, sizeof(tmp), 1, 5, bad_member, 2, NULL, 0);
+        ok &= parse_raw(tmp, n2) == -EBADMSG;
+        n2 = raw_message(tmp, sizeof(tmp), 1, 5, bad_dest, 3, NULL, 0);
+        ok &= parse_raw(tmp, n2) == -EBADMSG;
+        n2 = raw_message(tmp, sizeof(tmp), 1, 5, local_path, 2, NULL, 0);
+        ok &= parse_raw(tmp, n2) == -EBADMSG;
+        n2 = raw_message(tmp, sizeof(tmp), 1, 5, local_iface, 3, NULL, 0);
+        ok &= parse_raw(tmp, n2) == -EBADMSG;
+        tap_ok(ok, "malformed: invalid interface, member, bus name, reserved Local -> EBADMSG");
+
+        n2 = raw_message(tmp, sizeof(tmp), 1, 5, unknown, 3, NULL, 0);
+        ok = n2 > 0 && kdbus_message_parse(&m, tmp, n2) == 0 &&
+             kdbus_message_get_data(m, &data, &n) == 0 && n == n2 - 16 &&
+             kdbus_message_get_fields(m, buf, sizeof(buf)) == 2;
+        tap_ok(ok, "malformed: unknown header field accepted and dropped");
+
+        n2 = raw_message(tmp, sizeof(tmp), 1, 5, call, 2, body_u, sizeof(body_u));
+        ok = parse_raw(tmp, n2) == -EBADMSG;    /* body without SIGNATURE */
+        n2 = raw_message(tmp, sizeof(tmp), 1, 5, call_sig_u, 3, body_u, 3);
+        ok &= parse_raw(tmp, n2) == -EBADMSG;   /* body shorter than the signature */
+        n2 = raw_message(tmp, sizeof(tmp), 1, 5, call_sig_s, 3, body_s_bad, sizeof(body_s_bad));
+        ok &= parse_raw(tmp, n2) == -EILSEQ;
+        n2 = raw_message(tmp, sizeof(tmp), 1, 5, call_sig_h, 4, body_h, sizeof(body_h));
+        ok &= parse_raw(tmp, n2) == -EBADMSG;   /* index 1 with UNIX_FDS 1 */
+        tap_ok(ok, "malformed: body without signature, short body, bad UTF-8, fd index");
+
+        /* 65 nested variants in the body */
+        for (i = 0; i < 65; ++i) {
+                deep[3 * i] = 1;
+                deep[3 * i + 1] = 'v';
+                deep[3 * i + 2] = 0;
+        }
+        deep[3 * 64 + 1] = 'y';
+        deep[3 * 65] = 1;
+        n2 = raw_message(tmp, sizeof(tmp), 1, 5, call_sig_v, 3, deep, 3 * 65 + 1);
+        ok = parse_raw(tmp, n2) == -ELOOP;
+        n2 = raw_message(tmp, sizeof(tmp), 1, 5, call_sig_v, 3, deep + 3, 3 * 64 + 1);
+        ok &= parse_raw(tmp, n2) == 0;
+        tap_ok(ok, "malformed: 65 nested variants -> ELOOP, 64 accepted");
+
+        /* flip every byte of a valid message: never a crash, never a wrong accept of length */
+        {
+                _cleanup_msg_ struct kdbus_message *v = NULL;
+                size_t j, accepted = 0;
+
+                ok = build_everything(&v, 0) == 0 && kdbus_message_get_data(v, &data, &n) == 0 &&
+                     n <= sizeof(tmp);
+                for (j = 0; ok && j < n; ++j) {
+                        struct kdbus_message *p = NULL;
+
+                        memcpy(tmp, data, n);
+                        tmp[j] ^= 0x5a;
+                        if (kdbus_message_parse(&p, tmp, n) == 0)
+                                ++accepted;
+                        kdbus_message_unref(p);
+                }
+                tap_diag("%zu of %zu single-byte corruptions still parse", accepted, n);
+                tap_ok(ok && accepted < n, "malformed: byte corruptions of a full message never crash");
+        }
+}
+
+static void test_fds(void)
+{
+        _cleanup_msg_ struct kdbus_message *m = NULL, *p = NULL;
+        const void *data;
+        size_t size;
+        int pipefd[2], fds[2], fd = -1, fd2 = -1;
+        bool ok;
+
+        ok = pipe2(pipefd, O_CLOEXEC) == 0 &&
+             kdbus_message_new_method_call(&m, ":1.2", "/a", NULL, "M") == 0 &&
+             kdbus_message_append(m, "hh", pipefd[0], pipefd[1]) == 0 &&
+             kdbus_message_seal(m, 9, NULL) == 0 &&
+             kdbus_message_get_unix_fds(m) == 2 &&
+             kdbus_message_read(m, "hh", &fd, &fd2) == 0 &&
+             fd != pipefd[0] && fd2 != pipefd[1] && (fcntl(fd, F_GETFD) & FD_CLOEXEC);
+        close(pipefd[0]);
+        close(pipefd[1]);
+        ok = ok && write(fd2, "x", 1) == 1;
+        tap_ok(ok, "fds: appended descriptors are duplicated close-on-exec and owned by the message");
+
+        ok = kdbus_message_get_data(m, &data, &size) == 0 &&
+             kdbus_message_parse(&p, data, size) == 0 &&
+             kdbus_message_get_unix_fds(p) == 2 &&
+             kdbus_message_read(p, "h", &fd) == -EBADF;
+        fds[0] = dup(fd2);
+        fds[1] = -1;
+        ok &= kdbus_message_attach_fds(p, fds, 1) == -EBADMSG &&
+              kdbus_message_attach_fds(p, fds, 2) == 0 &&
+              kdbus_message_read(p, "h", &fd) == 0 && fd == fds[0] &&
+              kdbus_message_read(p, "h", &fd) == -EBADF;
+        tap_ok(ok, "fds: received fds attach only in the announced number; -1 slots read EBADF");
+}
+
+int main(void)
+{
+        tap_plan(36);
+        test_vectors();
+        test_round_trip();
+        test_api_errors();
+        test_malformed();
+        test_fds();
+        return tap_done();
+}
