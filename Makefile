@@ -5,6 +5,7 @@
 #   make check [T=name]  host tests + VM tests; last line "N passed, N failed"
 #   make demo            boot the VM and run examples/demo-hello
 #   make check-harness   prove the VM harness catches WARN/panic/rmmod failures
+#   make bench           boot the VM, run the unicast benchmark (bench/README.md)
 #   make checkpatch      checkpatch.pl --strict on kernel/ and the uapi header
 #   make sparse          sparse (C=2) over the module, fails on warnings
 #   make deps            apt-get what is missing
@@ -46,6 +47,9 @@ demo: all
 	@test -x examples/demo-hello || { echo "examples/demo-hello is not built" >&2; exit 1; }
 	@KDBUS_VM_TIMEOUT=$${KDBUS_VM_TIMEOUT:-300} $(TOP)/vm/run -- $(TOP)/examples/demo-hello
 
+bench: deps
+	@$(TOP)/bench/run.sh
+
 checkpatch: deps
 	@$(TOP)/scripts/checkpatch.sh
 
@@ -68,7 +72,8 @@ dkms-uninstall:
 
 clean:
 	@for d in $(SUBDIRS); do $(MAKE) --no-print-directory -C $$d clean || exit 1; done
+	$(MAKE) --no-print-directory -C bench clean
 	rm -rf $(BUILD)
 
-.PHONY: all deps check check-harness demo checkpatch sparse dkms-install \
+.PHONY: all deps check check-harness demo bench checkpatch sparse dkms-install \
 	dkms-uninstall clean $(SUBDIRS)
