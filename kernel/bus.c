@@ -10,8 +10,11 @@
  * Locking:
  *  - bus->conn_rwlock protects bus->conn_hash and bus->monitors_list;
  *    readers look up connections, writers link/unlink them.
+ *  - bus->notify_lock and bus->notify_flush_lock: see notify.c; the name
+ *    registry has its own lock (names.c).
  *  - Nesting (global order): domain->lock is a leaf; ep->lock ->
- *    bus->conn_rwlock -> conn->lock -> pool->lock.
+ *    bus->conn_rwlock -> conn->lock -> pool->lock; notify_flush_lock ->
+ *    name_registry->rwlock -> bus->conn_rwlock.
  */
 
 #include <linux/cred.h>
@@ -31,6 +34,8 @@
 #include "handle.h"
 #include "item.h"
 #include "limits.h"
+#include "names.h"
+#include "notify.h"
 #include "pool.h"
 #include "util.h"
 
@@ -40,6 +45,9 @@ static void kdbus_bus_free(struct kdbus_node *node)
 
 	WARN_ON(!list_empty(&bus->monitors_list));
 	WARN_ON(!hash_empty(bus->conn_hash));
+
+	kdbus_notify_free(bus);
+	kdbus_name_registry_free(bus->name_registry);
 
 	kdbus_user_unref(bus->creator);
 	kdbus_domain_unref(bus->domain);
@@ -82,6 +90,13 @@ static struct kdbus_bus *kdbus_bus_new(struct kdbus_domain *domain,
 	if (!b)
 		return ERR_PTR(-ENOMEM);
 
+	b->name_registry = kdbus_name_registry_new();
+	if (IS_ERR(b->name_registry)) {
+		ret = PTR_ERR(b->name_registry);
+		kfree(b);
+		return ERR_PTR(ret);
+	}
+
 	kdbus_node_init(&b->node, KDBUS_NODE_BUS);
 
 	b->node.free_cb = kdbus_bus_free;
@@ -105,6 +120,9 @@ static struct kdbus_bus *kdbus_bus_new(struct kdbus_domain *domain,
 	init_rwsem(&b->conn_rwlock);
 	hash_init(b->conn_hash);
 	INIT_LIST_HEAD(&b->monitors_list);
+	spin_lock_init(&b->notify_lock);
+	INIT_LIST_HEAD(&b->notify_list);
+	mutex_init(&b->notify_flush_lock);
 
 	ret = kdbus_node_link(&b->node, &domain->node, name);
 	if (ret < 0)

@@ -9,13 +9,16 @@
 #include <linux/atomic.h>
 #include <linux/hashtable.h>
 #include <linux/list.h>
+#include <linux/mutex.h>
 #include <linux/rwsem.h>
+#include <linux/spinlock.h>
 #include <uapi/linux/kdbus.h>
 
 #include "node.h"
 
 struct kdbus_conn;
 struct kdbus_domain;
+struct kdbus_name_registry;
 struct kdbus_user;
 
 /**
@@ -34,6 +37,10 @@ struct kdbus_user;
  * @conn_rwlock:	Protects @conn_hash and @monitors_list
  * @conn_hash:		Map of connection IDs to live connections
  * @monitors_list:	Live monitor connections
+ * @name_registry:	The name registry of this bus (invariant pointer)
+ * @notify_lock:	Protects @notify_list
+ * @notify_list:	Kernel notifications waiting to be flushed
+ * @notify_flush_lock:	Serialises kdbus_notify_flush()
  */
 struct kdbus_bus {
 	struct kdbus_node node;
@@ -51,6 +58,12 @@ struct kdbus_bus {
 	struct rw_semaphore conn_rwlock;
 	DECLARE_HASHTABLE(conn_hash, 8);
 	struct list_head monitors_list;
+
+	struct kdbus_name_registry *name_registry;
+
+	spinlock_t notify_lock; /* protects notify_list */
+	struct list_head notify_list;
+	struct mutex notify_flush_lock; /* serialises flushes */
 };
 
 #define kdbus_bus_from_node(_node) \

@@ -22,8 +22,11 @@
  *    kdbus_conn_lock2(), ordered by address.
  *  - conn->hentry and conn->monitor_entry: bus->conn_rwlock (write).
  *  - conn->ep_entry: ep->lock.
- *  - Nesting (global order): ep->lock -> bus->conn_rwlock -> conn->lock
- *    -> pool->lock. domain->lock is a leaf.
+ *  - conn->names_list and conn->name_count: the bus's name registry
+ *    rwlock (names.c).
+ *  - Nesting (global order): name_registry->rwlock -> ep->lock ->
+ *    bus->conn_rwlock -> conn->lock -> pool->lock. domain->lock is a
+ *    leaf. Notifications are flushed (notify.c) with none of these held.
  *  - Lockdep models the active references as a read lock taken by every
  *    ioctl and a write lock taken by disconnect (conn->dep_map).
  */
@@ -48,6 +51,7 @@
 #include "limits.h"
 #include "message.h"
 #include "names.h"
+#include "notify.h"
 #include "pool.h"
 #include "queue.h"
 #include "reply.h"
@@ -258,6 +262,7 @@ static struct kdbus_conn *kdbus_conn_new(struct kdbus_ep *ep,
 	init_waitqueue_head(&conn->wait);
 	kdbus_queue_init(&conn->queue);
 	INIT_LIST_HEAD(&conn->reply_list);
+	INIT_LIST_HEAD(&conn->names_list);
 	INIT_DELAYED_WORK(&conn->work, kdbus_reply_list_scan_work);
 	atomic_set(&conn->lost_count, 0);
 	conn->cred = get_cred(file->f_cred);
@@ -381,6 +386,7 @@ static void __kdbus_conn_free(struct kref *kref)
 	WARN_ON(!hlist_unhashed(&conn->hentry));
 	WARN_ON(!list_empty(&conn->ep_entry));
 	WARN_ON(!list_empty(&conn->monitor_entry));
+	WARN_ON(!list_empty(&conn->names_list));
 
 	if (conn->user) {
 		atomic_dec(&conn->user->connections);
@@ -512,6 +518,11 @@ static int kdbus_conn_connect(struct kdbus_conn *conn, const char *name)
 {
 	struct kdbus_ep *ep = conn->ep;
 	struct kdbus_bus *bus = ep->bus;
+	struct kdbus_name_registry *reg = bus->name_registry;
+	bool is_activator = kdbus_conn_is_activator(conn);
+	struct kdbus_name_entry *entry;
+	u64 return_flags;
+	int ret = 0;
 
 	if (WARN_ON(atomic_read(&conn->active) != KDBUS_CONN_ACTIVE_NEW))
 		return -EALREADY;
@@ -520,7 +531,23 @@ static int kdbus_conn_connect(struct kdbus_conn *conn, const char *name)
 	if (!kdbus_node_acquire(&ep->node))
 		return -ESHUTDOWN;
 
-	/* lock order: ep -> bus -> conn */
+	/*
+	 * An activator's name is checked before the connection becomes
+	 * visible, so a HELLO failing with EEXIST announces nothing
+	 * (registry.md §1.3 step 14). The registry stays write-locked until
+	 * the name is taken.
+	 */
+	if (is_activator) {
+		down_write(&reg->rwlock);
+		entry = kdbus_name_lookup_unlocked(reg, name);
+		if (entry && entry->activator) {
+			up_write(&reg->rwlock);
+			kdbus_node_release(&ep->node);
+			return -EEXIST;
+		}
+	}
+
+	/* lock order: names -> ep -> bus -> conn */
 	mutex_lock(&ep->lock);
 	down_write(&bus->conn_rwlock);
 
@@ -538,15 +565,20 @@ static int kdbus_conn_connect(struct kdbus_conn *conn, const char *name)
 	up_write(&bus->conn_rwlock);
 	mutex_unlock(&ep->lock);
 
-	kdbus_node_release(&ep->node);
+	/* ID_ADD, then an activator's NAME_ADD (core.md §12) */
+	if (!kdbus_conn_is_monitor(conn))
+		kdbus_notify_id_change(bus, KDBUS_ITEM_ID_ADD, conn->id,
+				       conn->flags);
 
-	/*
-	 * Hook for later issues: the ID_ADD notification (unless monitor),
-	 * the activator's name acquisition and the flush of notifications
-	 * go here (core.md §6.2 steps 16-18); on failure the connection is
-	 * disconnected again.
-	 */
-	return 0;
+	if (is_activator) {
+		/* only -ENOMEM is left; the caller disconnects again */
+		ret = kdbus_name_acquire(reg, conn, name, 0, &return_flags);
+		up_write(&reg->rwlock);
+	}
+
+	kdbus_node_release(&ep->node);
+	kdbus_notify_flush(bus);
+	return ret;
 }
 
 /**
@@ -620,13 +652,21 @@ int kdbus_conn_disconnect(struct kdbus_conn *conn, bool ensure_queue_empty)
 	mutex_unlock(&ep->lock);
 
 	/*
-	 * Hooks for later issues, in this order (core.md §17.2 steps 2-8):
-	 * drop policy entries, release all names (before the queue is
-	 * flushed), ID_REMOVE unless monitor, flush notifications.
+	 * Hook for the policy issue: drop the policy entries of an activator
+	 * or policy holder here (core.md §17.2 step 2).
 	 */
+
+	/* names: NAME_* notifications, messages may move (step 4) */
+	kdbus_name_release_all(bus->name_registry, conn);
 
 	/* reply timer, queue, own and foreign reply records (steps 2, 5, 6) */
 	kdbus_msg_disconnect(conn);
+
+	/* steps 7 and 8 */
+	if (!kdbus_conn_is_monitor(conn))
+		kdbus_notify_id_change(bus, KDBUS_ITEM_ID_REMOVE, conn->id,
+				       conn->flags);
+	kdbus_notify_flush(bus);
 	return 0;
 }
 
@@ -782,6 +822,77 @@ void kdbus_conn_quota_dec(struct kdbus_conn *c, struct kdbus_user *u,
 		quota->memory -= memory;
 	if (!WARN_ON(quota->fds < fds))
 		quota->fds -= fds;
+}
+
+/**
+ * kdbus_conn_move_messages() - move messages and reply trackers of a name
+ * @conn_dst:		Connection that takes over the name
+ * @conn_src:		Connection that gives up the name
+ * @name_id:		name_id of the name
+ *
+ * Moves every message queued on @conn_src that was addressed to the name
+ * @name_id to the tail of @conn_dst's queue, in queue order, copied as it
+ * was built (registry.md §4.3, §4.4). A message @conn_dst cannot take
+ * (descriptors without KDBUS_HELLO_ACCEPT_FD, quota, pool space) is
+ * dropped and counted in @conn_dst's dropped-message counter. Reply
+ * trackers of other connections that expect the answer from @conn_src for
+ * this name are rewritten to expect it from @conn_dst.
+ *
+ * Context: the caller holds the name registry's rwlock for writing, so no
+ * message can be sent to the name meanwhile.
+ */
+void kdbus_conn_move_messages(struct kdbus_conn *conn_dst,
+			      struct kdbus_conn *conn_src, u64 name_id)
+{
+	struct kdbus_queue_entry *e, *e_tmp;
+	struct kdbus_bus *bus = conn_src->ep->bus;
+	struct kdbus_reply *r;
+	struct kdbus_conn *c;
+	unsigned int i;
+	int ret;
+
+	lockdep_assert_held_write(&bus->name_registry->rwlock);
+
+	if (WARN_ON(conn_src == conn_dst))
+		return;
+
+	/* lock order: names -> bus -> conn */
+	down_read(&bus->conn_rwlock);
+	hash_for_each(bus->conn_hash, i, c, hentry) {
+		if (c == conn_src || c == conn_dst)
+			continue;
+
+		mutex_lock(&c->lock);
+		list_for_each_entry(r, &c->reply_list, entry) {
+			if (r->reply_src != conn_src || r->name_id != name_id)
+				continue;
+
+			kdbus_conn_unref(r->reply_src);
+			r->reply_src = kdbus_conn_ref(conn_dst);
+		}
+		mutex_unlock(&c->lock);
+	}
+	up_read(&bus->conn_rwlock);
+
+	kdbus_conn_lock2(conn_src, conn_dst);
+	list_for_each_entry_safe(e, e_tmp, &conn_src->queue.msg_list, entry) {
+		if (e->dst_name_id != name_id)
+			continue;
+
+		if (e->gaps && e->gaps->n_fds > 0 &&
+		    !(conn_dst->flags & KDBUS_HELLO_ACCEPT_FD))
+			ret = -ECOMM;
+		else
+			ret = kdbus_queue_entry_move(e, conn_dst);
+
+		if (ret < 0) {
+			atomic_inc(&conn_dst->lost_count);
+			kdbus_queue_entry_free(e);
+		}
+	}
+	kdbus_conn_unlock2(conn_src, conn_dst);
+
+	wake_up_interruptible(&conn_dst->wait);
 }
 
 /**
@@ -950,22 +1061,25 @@ exit:
  * @conn:		connection to operate on
  * @argp:		command payload
  *
- * Looks up the target by name (only names owned through the registry,
- * which arrives with the names issue; until then every name gives -ESRCH)
- * or by id, and writes a struct kdbus_info {id, HELLO flags} followed by
- * the metadata items granted by the request's attach_flags and the
- * target's attach_flags_send; so far only KDBUS_ITEM_CONN_DESCRIPTION.
+ * Looks up the target by name (its current owner) or by id, and writes a
+ * struct kdbus_info {id, HELLO flags} followed by the metadata items
+ * granted by the request's attach_flags and the target's
+ * attach_flags_send; so far KDBUS_ITEM_OWNED_NAME and
+ * KDBUS_ITEM_CONN_DESCRIPTION.
  *
  * Return: >=0 on success, negative error code on failure.
  */
 int kdbus_cmd_conn_info(struct kdbus_conn *conn, void __user *argp)
 {
 	struct kdbus_item *desc_item = NULL;
+	void *names_items = NULL;
+	size_t names_size = 0;
+	size_t n_kvec = 0;
 	struct kdbus_conn *owner_conn = NULL;
 	struct kdbus_info info = {};
 	struct kdbus_cmd_info *cmd;
 	struct kdbus_bus *bus = conn->ep->bus;
-	struct kvec kvec[2];
+	struct kvec kvec[3];
 	size_t desc_size = 0;
 	u64 attach_flags;
 	u64 size = 0;
@@ -990,9 +1104,26 @@ int kdbus_cmd_conn_info(struct kdbus_conn *conn, void __user *argp)
 		goto exit;
 
 	if (argv[1].item) {
-		/* no name registry yet: no name has an owner */
-		ret = -ESRCH;
-		goto exit;
+		struct kdbus_name_registry *reg = bus->name_registry;
+		struct kdbus_name_owner *owner = NULL;
+		struct kdbus_name_entry *entry;
+
+		/*
+		 * Hook for the policy issue: names the caller may not SEE
+		 * give -ESRCH too.
+		 */
+		down_read(&reg->rwlock);
+		entry = kdbus_name_lookup_unlocked(reg, argv[1].item->str);
+		if (entry)
+			owner = kdbus_name_get_owner(entry);
+		if (owner && (cmd->id == 0 || owner->conn->id == cmd->id))
+			owner_conn = kdbus_conn_ref(owner->conn);
+		up_read(&reg->rwlock);
+
+		if (!owner_conn) {
+			ret = -ESRCH;
+			goto exit;
+		}
 	} else if (cmd->id > 0) {
 		owner_conn = kdbus_bus_find_conn_by_id(bus, cmd->id);
 		if (!owner_conn) {
@@ -1011,6 +1142,17 @@ int kdbus_cmd_conn_info(struct kdbus_conn *conn, void __user *argp)
 	/* CONN_INFO reveals what the target allows in its send mask */
 	attach_flags &= atomic64_read(&owner_conn->attach_flags_send);
 
+	/* metadata order: OWNED_NAME items, then CONN_DESCRIPTION */
+	if (attach_flags & KDBUS_ATTACH_NAMES) {
+		names_items = kdbus_name_owned_items(bus->name_registry,
+						     owner_conn, &names_size);
+		if (IS_ERR(names_items)) {
+			ret = PTR_ERR(names_items);
+			names_items = NULL;
+			goto exit;
+		}
+	}
+
 	if ((attach_flags & KDBUS_ATTACH_CONN_DESCRIPTION) &&
 	    owner_conn->description) {
 		size_t len = strlen(owner_conn->description) + 1;
@@ -1028,16 +1170,19 @@ int kdbus_cmd_conn_info(struct kdbus_conn *conn, void __user *argp)
 	info.id = owner_conn->id;
 	info.flags = owner_conn->flags;
 
-	kdbus_kvec_set(&kvec[0], &info, sizeof(info), &size);
+	kdbus_kvec_set(&kvec[n_kvec++], &info, sizeof(info), &size);
+	if (names_items)
+		kdbus_kvec_set(&kvec[n_kvec++], names_items, names_size, &size);
 	if (desc_item)
-		kdbus_kvec_set(&kvec[1], desc_item, desc_size, &size);
+		kdbus_kvec_set(&kvec[n_kvec++], desc_item, desc_size, &size);
 	info.size = size;
 
-	ret = kdbus_info_publish(conn->pool, kvec, desc_item ? 2 : 1,
+	ret = kdbus_info_publish(conn->pool, kvec, n_kvec,
 				 info.size, cmd, argp);
 
 exit:
 	kfree(desc_item);
+	kfree(names_items);
 	kdbus_conn_unref(owner_conn);
 	return kdbus_args_clear(&args, ret);
 }

@@ -114,6 +114,10 @@ struct kdbus_conn_fake {
  * @request_count:	Number of records on @reply_list (@lock)
  * @reply_scan_deadline: Deadline @work is armed for, 0 if none (@lock)
  * @lost_count:		Dropped-message counter (atomic)
+ * @names_list:		Ownership records of this connection, in creation
+ *			order (name_registry->rwlock)
+ * @name_count:		Number of records on @names_list
+ *			(name_registry->rwlock)
  */
 struct kdbus_conn {
 	struct kref kref;
@@ -152,6 +156,9 @@ struct kdbus_conn {
 	unsigned int request_count;
 	u64 reply_scan_deadline;
 	atomic_t lost_count;
+
+	struct list_head names_list;
+	unsigned int name_count;
 };
 
 struct kdbus_conn *kdbus_conn_ref(struct kdbus_conn *conn);
@@ -166,6 +173,8 @@ int kdbus_conn_quota_inc(struct kdbus_conn *c, struct kdbus_user *u,
 			 size_t memory, size_t fds);
 void kdbus_conn_quota_dec(struct kdbus_conn *c, struct kdbus_user *u,
 			  size_t memory, size_t fds);
+void kdbus_conn_move_messages(struct kdbus_conn *conn_dst,
+			      struct kdbus_conn *conn_src, u64 name_id);
 
 /* command dispatcher */
 struct kdbus_conn *kdbus_cmd_hello(struct kdbus_ep *ep, struct file *file,

@@ -36,6 +36,7 @@
 #include "item.h"
 #include "limits.h"
 #include "message.h"
+#include "names.h"
 #include "pool.h"
 #include "util.h"
 
@@ -369,8 +370,6 @@ static int kdbus_handle_release(struct inode *inode, struct file *file)
  * NOT IMPLEMENTED YET -- the one place that decides which known requests
  * have no implementation so far; they fail with -ENOTTY once the handle
  * state checks of core.md §1.4 have passed:
- *   NAME_ACQUIRE/RELEASE,
- *   LIST                  -> names and activation (names.c)
  *   MATCH_ADD/REMOVE      -> signals and matches (match.c)
  *   ENDPOINT_MAKE/UPDATE  -> policy and endpoints (policy.c)
  * Each hooks into the state dispatch when it lands (ENDPOINT_MAKE into
@@ -381,9 +380,6 @@ static int kdbus_handle_release(struct inode *inode, struct file *file)
 static bool kdbus_handle_cmd_unimplemented(unsigned int cmd)
 {
 	switch (cmd) {
-	case KDBUS_CMD_NAME_ACQUIRE:
-	case KDBUS_CMD_NAME_RELEASE:
-	case KDBUS_CMD_LIST:
 	case KDBUS_CMD_MATCH_ADD:
 	case KDBUS_CMD_MATCH_REMOVE:
 	case KDBUS_CMD_ENDPOINT_MAKE:
@@ -518,6 +514,15 @@ static long kdbus_handle_ioctl_connected(struct file *file,
 		break;
 	case KDBUS_CMD_RECV:
 		ret = kdbus_cmd_recv(conn, buf);
+		break;
+	case KDBUS_CMD_NAME_ACQUIRE:
+		ret = kdbus_cmd_name_acquire(conn, buf);
+		break;
+	case KDBUS_CMD_NAME_RELEASE:
+		ret = kdbus_cmd_name_release(conn, buf);
+		break;
+	case KDBUS_CMD_LIST:
+		ret = kdbus_cmd_list(conn, buf);
 		break;
 	case KDBUS_CMD_ENDPOINT_UPDATE:
 		ret = -EBADFD;

@@ -19,9 +19,10 @@
  *    touched under mutexes.
  *  - Staging a PAYLOAD_MEMFD item reads the memfd's seals and size under
  *    its inode lock (shared), with no other lock held.
- *  - Kernel notifications are collected on a local list while locks are
- *    held and delivered (kdbus_notify_reply_flush()) after all locks are
- *    dropped.
+ *  - Kernel notifications are queued on the bus (notify.c) while locks
+ *    are held and delivered (kdbus_notify_flush()) after all locks are
+ *    dropped. A message sent by name is queued under the name registry's
+ *    read lock, so it cannot race with an owner change (names.c).
  */
 
 #include <linux/fcntl.h>
@@ -46,6 +47,7 @@
 #include "limits.h"
 #include "message.h"
 #include "names.h"
+#include "notify.h"
 #include "pool.h"
 #include "queue.h"
 #include "reply.h"
@@ -851,23 +853,48 @@ int kdbus_staging_emit(struct kdbus_staging *staging,
 }
 
 /*
- * Destination lookup. Destinations given by ID must be ordinary
- * connections. Destinations given by name are resolved through the name
- * registry, which does not exist yet: no name has an owner, so the lookup
- * fails like one of an unknown name. The name registry plugs in here and
- * fills @out_name_id with the name-generation the message is sent to.
+ * Destination lookup (core.md §8.5). Destinations given by ID must be
+ * ordinary connections. A destination given by name is the name's current
+ * owner (possibly an activator); @out_name_id is set to the name's
+ * name_id so the message can follow the name between an activator and its
+ * implementer. For names the caller holds the registry lock (read) until
+ * the message is queued, so an owner change cannot race with the enqueue.
  */
 static int kdbus_msg_pin_dst(struct kdbus_bus *bus,
 			     struct kdbus_staging *staging,
 			     struct kdbus_conn **out_dst, u64 *out_name_id)
 {
+	const struct kdbus_msg *msg = staging->msg;
 	struct kdbus_conn *dst;
 
 	*out_dst = NULL;
 	*out_name_id = 0;
 
-	if (staging->dst_name)
-		return -ESRCH;
+	if (staging->dst_name) {
+		struct kdbus_name_owner *owner = NULL;
+		struct kdbus_name_entry *name;
+
+		lockdep_assert_held(&bus->name_registry->rwlock);
+
+		name = kdbus_name_lookup_unlocked(bus->name_registry,
+						  staging->dst_name);
+		if (name)
+			owner = kdbus_name_get_owner(name);
+		if (!owner)
+			return -ESRCH;
+
+		if (msg->dst_id != KDBUS_DST_ID_NAME &&
+		    msg->dst_id != owner->conn->id)
+			return -EREMCHG;
+
+		if ((msg->flags & KDBUS_MSG_NO_AUTO_START) &&
+		    kdbus_conn_is_activator(owner->conn))
+			return -EADDRNOTAVAIL;
+
+		*out_dst = kdbus_conn_ref(owner->conn);
+		*out_name_id = name->name_id;
+		return 0;
+	}
 
 	dst = kdbus_bus_find_conn_by_id(bus, staging->msg->dst_id);
 	if (!dst)
@@ -1156,15 +1183,14 @@ static int kdbus_msg_wait_reply(struct kdbus_conn *conn,
 
 /*
  * Unicast message that is neither a reply nor a signal: TALK check, reply
- * record if a reply is expected, enqueue, and for synchronous calls the
- * wait for the answer.
+ * record if a reply is expected, enqueue. For synchronous calls the
+ * record is handed back in @out_reply; the caller waits for the answer
+ * after dropping the name registry lock.
  */
 static int kdbus_msg_call(struct kdbus_conn *src, struct kdbus_conn *dst,
 			  u64 name_id, struct kdbus_staging *staging,
-			  struct kdbus_cmd_send *cmd, struct file *f,
-			  struct file *cancel_fd)
+			  bool sync, struct kdbus_reply **out_reply)
 {
-	bool sync = cmd->flags & KDBUS_SEND_SYNC_REPLY;
 	const struct kdbus_msg *msg = staging->msg;
 	struct kdbus_reply *reply = NULL;
 	int ret;
@@ -1181,9 +1207,9 @@ static int kdbus_msg_call(struct kdbus_conn *src, struct kdbus_conn *dst,
 
 	ret = kdbus_msg_deliver(src, dst, staging, reply, name_id);
 	if (ret == 0 && sync)
-		ret = kdbus_msg_wait_reply(src, cmd, f, cancel_fd, reply);
-
-	kdbus_reply_unref(reply);
+		*out_reply = reply;
+	else
+		kdbus_reply_unref(reply);
 	return ret;
 }
 
@@ -1212,6 +1238,7 @@ static int kdbus_msg_route(struct kdbus_conn *src, struct kdbus_cmd_send *cmd,
 {
 	const struct kdbus_msg *msg = staging->msg;
 	struct kdbus_bus *bus = src->ep->bus;
+	struct kdbus_reply *sync_reply = NULL;
 	struct kdbus_conn *dst;
 	u64 name_id;
 	int ret;
@@ -1239,9 +1266,13 @@ static int kdbus_msg_route(struct kdbus_conn *src, struct kdbus_cmd_send *cmd,
 			return -ETIMEDOUT;
 	}
 
+	/* the name must keep its owner until the message is queued */
+	if (staging->dst_name)
+		down_read(&bus->name_registry->rwlock);
+
 	ret = kdbus_msg_pin_dst(bus, staging, &dst, &name_id);
 	if (ret < 0)
-		return ret;
+		goto exit_unlock;
 
 	if (msg->flags & KDBUS_MSG_SIGNAL) {
 		/*
@@ -1254,11 +1285,23 @@ static int kdbus_msg_route(struct kdbus_conn *src, struct kdbus_cmd_send *cmd,
 		   msg->cookie_reply != 0) {
 		ret = kdbus_msg_reply(src, dst, staging);
 	} else {
-		ret = kdbus_msg_call(src, dst, name_id, staging, cmd, f,
-				     cancel_fd);
+		ret = kdbus_msg_call(src, dst, name_id, staging,
+				     cmd->flags & KDBUS_SEND_SYNC_REPLY,
+				     &sync_reply);
 	}
 
 	kdbus_conn_unref(dst);
+
+exit_unlock:
+	if (staging->dst_name)
+		up_read(&bus->name_registry->rwlock);
+
+	/* wait without the registry lock: the answer may take long */
+	if (sync_reply) {
+		ret = kdbus_msg_wait_reply(src, cmd, f, cancel_fd, sync_reply);
+		kdbus_reply_unref(sync_reply);
+	}
+
 	return ret;
 }
 
@@ -1393,7 +1436,8 @@ int kdbus_cmd_send(struct kdbus_conn *conn, struct file *f, void __user *argp)
 	if (ret < 0)
 		goto exit;
 
-	if (kdbus_member_set_user(&cmd->reply, argp, typeof(*cmd), reply)) {
+	if (copy_to_user(&((struct kdbus_cmd_send __user *)argp)->reply,
+			 &cmd->reply, sizeof(cmd->reply))) {
 		/* do not leak a reply slice the caller never learns about */
 		if (cmd->reply.msg_size)
 			kdbus_pool_release_offset(conn->pool,
@@ -1418,22 +1462,20 @@ static void kdbus_msg_drop_reply(struct kdbus_bus *bus,
 				 struct kdbus_reply *reply)
 {
 	struct kdbus_conn *requester = reply->reply_dst;
-	LIST_HEAD(notify_list);
 
 	mutex_lock(&requester->lock);
 	if (reply->linked && (!reply->sync || reply->waiting)) {
 		if (reply->sync) {
 			kdbus_sync_reply_wakeup(reply, -EPIPE);
 		} else {
-			kdbus_notify_reply(&notify_list, bus, requester->id,
-					   reply->cookie,
-					   KDBUS_ITEM_REPLY_DEAD);
+			kdbus_notify_reply_dead(bus, requester->id,
+						reply->cookie);
 			kdbus_reply_unlink(reply);
 		}
 	}
 	mutex_unlock(&requester->lock);
 
-	kdbus_notify_reply_flush(bus, &notify_list);
+	kdbus_notify_flush(bus);
 }
 
 /**
@@ -1446,6 +1488,7 @@ static void kdbus_msg_drop_reply(struct kdbus_bus *bus,
  */
 int kdbus_cmd_recv(struct kdbus_conn *conn, void __user *argp)
 {
+	struct kdbus_cmd_recv __user *urecv = argp;
 	struct kdbus_bus *bus = conn->ep->bus;
 	struct kdbus_reply *reply = NULL;
 	struct kdbus_queue_entry *entry;
@@ -1533,9 +1576,8 @@ int kdbus_cmd_recv(struct kdbus_conn *conn, void __user *argp)
 	if (cmd->dropped_msgs > 0)
 		cmd->return_flags |= KDBUS_RECV_RETURN_DROPPED_MSGS;
 
-	if (kdbus_member_set_user(&cmd->msg, argp, typeof(*cmd), msg) ||
-	    kdbus_member_set_user(&cmd->dropped_msgs, argp, typeof(*cmd),
-				  dropped_msgs)) {
+	if (copy_to_user(&urecv->msg, &cmd->msg, sizeof(cmd->msg)) ||
+	    put_user(cmd->dropped_msgs, &urecv->dropped_msgs)) {
 		if (published)
 			kdbus_pool_release_offset(conn->pool,
 						  cmd->msg.offset);
@@ -1564,7 +1606,6 @@ void kdbus_msg_disconnect(struct kdbus_conn *conn)
 	struct kdbus_queue_entry *entry, *tmp;
 	struct kdbus_bus *bus = conn->ep->bus;
 	struct kdbus_reply *r, *r_tmp;
-	LIST_HEAD(notify_list);
 	struct kdbus_conn *c;
 	unsigned int i;
 
@@ -1573,10 +1614,9 @@ void kdbus_msg_disconnect(struct kdbus_conn *conn)
 	mutex_lock(&conn->lock);
 	list_for_each_entry_safe(entry, tmp, &conn->queue.msg_list, entry) {
 		if (entry->reply)
-			kdbus_notify_reply(&notify_list, bus,
-					   entry->reply->reply_dst->id,
-					   entry->reply->cookie,
-					   KDBUS_ITEM_REPLY_DEAD);
+			kdbus_notify_reply_dead(bus,
+						entry->reply->reply_dst->id,
+						entry->reply->cookie);
 		kdbus_queue_entry_unlink(entry);
 		kdbus_queue_entry_free(entry);
 	}
@@ -1598,9 +1638,7 @@ void kdbus_msg_disconnect(struct kdbus_conn *conn)
 			if (r->sync) {
 				kdbus_sync_reply_wakeup(r, -EPIPE);
 			} else {
-				kdbus_notify_reply(&notify_list, bus, c->id,
-						   r->cookie,
-						   KDBUS_ITEM_REPLY_DEAD);
+				kdbus_notify_reply_dead(bus, c->id, r->cookie);
 				kdbus_reply_unlink(r);
 			}
 		}
@@ -1608,5 +1646,5 @@ void kdbus_msg_disconnect(struct kdbus_conn *conn)
 	}
 	up_read(&bus->conn_rwlock);
 
-	kdbus_notify_reply_flush(bus, &notify_list);
+	kdbus_notify_flush(bus);
 }

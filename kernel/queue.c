@@ -10,6 +10,8 @@
  *    function taking a queue or a linked or charged entry expects that lock
  *    held; lockdep asserts say so.
  *  - Lock order: conn->lock -> pool->lock (taken inside the pool API).
+ *    Moving an entry to another connection (activator hand-over) holds
+ *    both connection locks, taken through kdbus_conn_lock2().
  *  - Entries that are neither linked nor charged belong to their holder and
  *    may be freed without any lock.
  */
@@ -237,6 +239,67 @@ void kdbus_queue_entry_unlink(struct kdbus_queue_entry *entry)
 				     kdbus_queue_entry_fds(entry));
 		entry->charged = false;
 	}
+}
+
+/**
+ * kdbus_queue_entry_move() - move a queued entry to another connection
+ * @e:		queued entry
+ * @dst:	connection to move it to
+ *
+ * The message is copied, as it was built for its current receiver, into
+ * a new slice of @dst's pool (through a bounce buffer, core.md §22),
+ * charged to the same user in @dst, and appended to @dst's queue. On
+ * failure nothing changes.
+ *
+ * Context: e->conn->lock and dst->lock must be held.
+ * Return: 0 on success, negative error code on failure.
+ */
+int kdbus_queue_entry_move(struct kdbus_queue_entry *e,
+			   struct kdbus_conn *dst)
+{
+	struct kdbus_conn *src = e->conn;
+	struct kdbus_pool_slice *slice;
+	size_t size;
+	int ret;
+
+	lockdep_assert_held(&src->lock);
+	lockdep_assert_held(&dst->lock);
+
+	if (src == dst)
+		return 0;
+
+	size = kdbus_pool_slice_size(e->slice);
+	ret = kdbus_conn_quota_inc(dst, e->user, e->charged_size,
+				   kdbus_queue_entry_fds(e));
+	if (ret < 0)
+		return ret;
+
+	slice = kdbus_pool_slice_alloc(dst->pool, size, true);
+	if (IS_ERR(slice)) {
+		ret = PTR_ERR(slice);
+		goto exit_quota;
+	}
+
+	ret = kdbus_pool_slice_copy(slice, e->slice);
+	if (ret < 0)
+		goto exit_slice;
+
+	kdbus_queue_entry_unlink(e);
+	kdbus_pool_slice_release(e->slice);
+	kdbus_conn_unref(e->conn);
+
+	e->slice = slice;
+	e->conn = kdbus_conn_ref(dst);
+	e->charged = true;
+	kdbus_queue_entry_link(e);
+	return 0;
+
+exit_slice:
+	kdbus_pool_slice_release(slice);
+exit_quota:
+	kdbus_conn_quota_dec(dst, e->user, e->charged_size,
+			     kdbus_queue_entry_fds(e));
+	return ret;
 }
 
 /**

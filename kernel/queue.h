@@ -39,7 +39,8 @@ struct kdbus_queue {
  * @priority:		queueing priority (invariant)
  * @seq:		bus sequence number of the message (invariant)
  * @slice:		slice in the receiver's pool holding the message
- * @conn:		receiving connection (reference held, invariant)
+ * @conn:		receiving connection (reference held; conn->lock,
+ *			changed only by kdbus_queue_entry_move())
  * @user:		user the entry is charged to, NULL for the kernel
  *			(reference held, invariant)
  * @gaps:		file descriptors to install at RECV, or NULL
@@ -77,5 +78,7 @@ int kdbus_queue_entry_install(struct kdbus_queue_entry *entry,
 void kdbus_queue_entry_enqueue(struct kdbus_queue_entry *entry,
 			       struct kdbus_reply *reply);
 void kdbus_queue_entry_unlink(struct kdbus_queue_entry *entry);
+int kdbus_queue_entry_move(struct kdbus_queue_entry *entry,
+			   struct kdbus_conn *dst);
 
 #endif

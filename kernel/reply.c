@@ -2,7 +2,7 @@
 /*
  * kdbus reply tracking: a record per request that expects a reply, the
  * per-connection timer that turns passed deadlines into REPLY_TIMEOUT
- * notifications, and REPLY_TIMEOUT/REPLY_DEAD notification delivery.
+ * notifications (produced and delivered by notify.c).
  *
  * Locking:
  *  - A record lives on the reply_list of its requester (reply_dst) and
@@ -11,9 +11,9 @@
  *    request_count and reply_scan_deadline are protected by the same lock.
  *  - The timeout work of a connection takes conn->lock; it is cancelled
  *    (synchronously) on disconnect, never while conn->lock is held.
- *  - Notifications are staged on a caller-provided list under locks and
- *    delivered by kdbus_notify_reply_flush() with no lock held, as
- *    delivering takes the receiver's lock.
+ *  - Notifications are queued on the bus under locks and delivered by
+ *    kdbus_notify_flush() with no lock held, as delivering takes the
+ *    receiver's lock.
  */
 
 #include <linux/jiffies.h>
@@ -26,6 +26,7 @@
 #include "endpoint.h"
 #include "item.h"
 #include "message.h"
+#include "notify.h"
 #include "queue.h"
 #include "reply.h"
 
@@ -246,7 +247,6 @@ void kdbus_reply_list_scan_work(struct work_struct *work)
 		container_of(work, struct kdbus_conn, work.work);
 	struct kdbus_bus *bus = conn->ep->bus;
 	struct kdbus_reply *r, *tmp;
-	LIST_HEAD(notify_list);
 	u64 now, next = 0;
 
 	mutex_lock(&conn->lock);
@@ -270,9 +270,7 @@ void kdbus_reply_list_scan_work(struct work_struct *work)
 		}
 
 		if (!r->sync)
-			kdbus_notify_reply(&notify_list, bus, conn->id,
-					   r->cookie,
-					   KDBUS_ITEM_REPLY_TIMEOUT);
+			kdbus_notify_reply_timeout(bus, conn->id, r->cookie);
 		kdbus_reply_unlink(r);
 	}
 
@@ -281,60 +279,5 @@ void kdbus_reply_list_scan_work(struct work_struct *work)
 
 	mutex_unlock(&conn->lock);
 
-	kdbus_notify_reply_flush(bus, &notify_list);
-}
-
-/**
- * kdbus_notify_reply() - stage a REPLY_TIMEOUT or REPLY_DEAD notification
- * @list:	list to add the notification to
- * @bus:	bus
- * @id:		requester the notification goes to
- * @cookie:	cookie of the failed request
- * @type:	KDBUS_ITEM_REPLY_TIMEOUT or KDBUS_ITEM_REPLY_DEAD
- *
- * May be called with connection locks held; nothing is delivered before
- * kdbus_notify_reply_flush().
- *
- * Return: 0 on success, negative error code on failure (the notification
- * is lost then, as for any unicast notification that cannot be queued).
- */
-int kdbus_notify_reply(struct list_head *list, struct kdbus_bus *bus,
-		       u64 id, u64 cookie, u64 type)
-{
-	struct kdbus_staging *s;
-
-	s = kdbus_staging_new_kernel(bus, id, cookie, 0, type);
-	if (IS_ERR(s))
-		return PTR_ERR(s);
-
-	list_add_tail(&s->notify_entry, list);
-	return 0;
-}
-
-/**
- * kdbus_notify_reply_flush() - deliver staged notifications
- * @bus:	bus
- * @list:	list filled by kdbus_notify_reply(), emptied on return
- *
- * Notifications are delivered in the order they were staged. One whose
- * target no longer exists, or does not fit, is discarded.
- *
- * Context: no connection lock may be held.
- */
-void kdbus_notify_reply_flush(struct kdbus_bus *bus, struct list_head *list)
-{
-	struct kdbus_staging *s, *tmp;
-	struct kdbus_conn *dst;
-
-	list_for_each_entry_safe(s, tmp, list, notify_entry) {
-		list_del(&s->notify_entry);
-
-		dst = kdbus_bus_find_conn_by_id(bus, s->msg->dst_id);
-		if (dst) {
-			kdbus_msg_deliver_kernel(dst, s);
-			kdbus_conn_unref(dst);
-		}
-
-		kdbus_staging_free(s);
-	}
+	kdbus_notify_flush(bus);
 }

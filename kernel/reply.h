@@ -19,8 +19,9 @@ struct work_struct;
  * struct kdbus_reply - an expected reply
  * @kref:		reference count
  * @entry:		entry in reply_dst->reply_list (reply_dst->lock)
- * @reply_src:		connection expected to reply (reference held,
- *			invariant)
+ * @reply_src:		connection expected to reply (reference held;
+ *			reply_dst->lock, changed only when a name moves
+ *			between an activator and its implementer)
  * @reply_dst:		connection waiting for the reply, the requester
  *			(reference held, invariant)
  * @queue_entry:	synchronous calls: the reply, already placed in
@@ -67,9 +68,5 @@ struct kdbus_reply *kdbus_reply_find(struct kdbus_conn *replying,
 				     struct kdbus_conn *reply_dst,
 				     u64 cookie);
 void kdbus_reply_list_scan_work(struct work_struct *work);
-
-int kdbus_notify_reply(struct list_head *list, struct kdbus_bus *bus,
-		       u64 id, u64 cookie, u64 type);
-void kdbus_notify_reply_flush(struct kdbus_bus *bus, struct list_head *list);
 
 #endif

@@ -22,26 +22,6 @@
 #define KDBUS_IS_ALIGNED8(s) (IS_ALIGNED(s, 8))
 
 /**
- * kdbus_member_set_user - write a structure member to userspace
- * @_s:		Variable to copy from
- * @_b:		Buffer to write to
- * @_t:		Structure type
- * @_m:		Member name in the passed structure
- *
- * Return: the result of copy_to_user()
- */
-#define kdbus_member_set_user(_s, _b, _t, _m)				\
-	__kdbus_set_user(&((_t __user *)(_b))->_m, (_s))
-
-#define __kdbus_set_user(_u, _s)					\
-({									\
-	typeof(_u) __u = (_u);						\
-	typeof(_s) __s = (_s);						\
-	BUILD_BUG_ON(sizeof(*__u) != sizeof(*__s));			\
-	copy_to_user(__u, __s, sizeof(*__u));				\
-})
-
-/**
  * kdbus_strhash - calculate a hash
  * @str:	String
  *
