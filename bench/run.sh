@@ -34,4 +34,10 @@ tcg) env="qemu-system-x86_64 TCG (emulated CPU), $smp vCPUs" ;;
 *) env="qemu-system-x86_64 $accel, $smp vCPUs" ;;
 esac
 
-exec "$repo/vm/run" -- "/host$here/kdbus-bench" --env "$env" "$@"
+# one boot for both: the unicast table (with the caller's options), then
+# the broadcast cost (human-readable only; skipped with --json)
+case " $* " in
+*" --json "*) exec "$repo/vm/run" -- "/host$here/kdbus-bench" --env "$env" "$@" ;;
+esac
+q=$(printf ' %q' "$@")
+exec "$repo/vm/run" -c "/host$here/kdbus-bench --env '$env'$q && /host$here/kdbus-bench-broadcast"

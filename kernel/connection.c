@@ -49,6 +49,7 @@
 #include "handle.h"
 #include "item.h"
 #include "limits.h"
+#include "match.h"
 #include "message.h"
 #include "names.h"
 #include "notify.h"
@@ -300,6 +301,13 @@ static struct kdbus_conn *kdbus_conn_new(struct kdbus_ep *ep,
 		goto exit_unref;
 	}
 
+	conn->match_db = kdbus_match_db_new();
+	if (IS_ERR(conn->match_db)) {
+		ret = PTR_ERR(conn->match_db);
+		conn->match_db = NULL;
+		goto exit_unref;
+	}
+
 	/* return properties of this connection to the caller */
 	hello->bus_flags = bus->bus_flags;
 	hello->id = conn->id;
@@ -394,6 +402,7 @@ static void __kdbus_conn_free(struct kref *kref)
 	}
 
 	kdbus_conn_fake_free(conn->fake);
+	kdbus_match_db_free(conn->match_db);
 	kdbus_pool_free(conn->pool);
 	kdbus_ep_unref(conn->ep);
 	path_put(&conn->root_path);

@@ -21,6 +21,7 @@
 #include "queue.h"
 
 struct kdbus_ep;
+struct kdbus_match_db;
 struct kdbus_pool;
 struct kvec;
 struct kdbus_user;
@@ -114,6 +115,7 @@ struct kdbus_conn_fake {
  * @request_count:	Number of records on @reply_list (@lock)
  * @reply_scan_deadline: Deadline @work is armed for, 0 if none (@lock)
  * @lost_count:		Dropped-message counter (atomic)
+ * @match_db:		Match database (invariant pointer, own lock)
  * @names_list:		Ownership records of this connection, in creation
  *			order (name_registry->rwlock)
  * @name_count:		Number of records on @names_list
@@ -156,6 +158,7 @@ struct kdbus_conn {
 	unsigned int request_count;
 	u64 reply_scan_deadline;
 	atomic_t lost_count;
+	struct kdbus_match_db *match_db;
 
 	struct list_head names_list;
 	unsigned int name_count;

@@ -35,6 +35,7 @@
 #include "handle.h"
 #include "item.h"
 #include "limits.h"
+#include "match.h"
 #include "message.h"
 #include "names.h"
 #include "pool.h"
@@ -370,7 +371,6 @@ static int kdbus_handle_release(struct inode *inode, struct file *file)
  * NOT IMPLEMENTED YET -- the one place that decides which known requests
  * have no implementation so far; they fail with -ENOTTY once the handle
  * state checks of core.md §1.4 have passed:
- *   MATCH_ADD/REMOVE      -> signals and matches (match.c)
  *   ENDPOINT_MAKE/UPDATE  -> policy and endpoints (policy.c)
  * Each hooks into the state dispatch when it lands (ENDPOINT_MAKE into
  * kdbus_handle_ioctl_ep(), ENDPOINT_UPDATE into an EP_OWNER branch of
@@ -380,8 +380,6 @@ static int kdbus_handle_release(struct inode *inode, struct file *file)
 static bool kdbus_handle_cmd_unimplemented(unsigned int cmd)
 {
 	switch (cmd) {
-	case KDBUS_CMD_MATCH_ADD:
-	case KDBUS_CMD_MATCH_REMOVE:
 	case KDBUS_CMD_ENDPOINT_MAKE:
 	case KDBUS_CMD_ENDPOINT_UPDATE:
 		return true;
@@ -523,6 +521,12 @@ static long kdbus_handle_ioctl_connected(struct file *file,
 		break;
 	case KDBUS_CMD_LIST:
 		ret = kdbus_cmd_list(conn, buf);
+		break;
+	case KDBUS_CMD_MATCH_ADD:
+		ret = kdbus_cmd_match_add(conn, buf);
+		break;
+	case KDBUS_CMD_MATCH_REMOVE:
+		ret = kdbus_cmd_match_remove(conn, buf);
 		break;
 	case KDBUS_CMD_ENDPOINT_UPDATE:
 		ret = -EBADFD;

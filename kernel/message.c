@@ -23,6 +23,13 @@
  *    are held and delivered (kdbus_notify_flush()) after all locks are
  *    dropped. A message sent by name is queued under the name registry's
  *    read lock, so it cannot race with an owner change (names.c).
+ *  - Signals are matched and queued under the registry's read lock too
+ *    (NAME match rules read the sender's names). Broadcasts are
+ *    serialised per bus by bus->notify_flush_lock, together with kernel
+ *    notifications, so all receivers see them in one order. Order:
+ *    bus->notify_flush_lock -> name_registry->rwlock (read) ->
+ *    bus->conn_rwlock (read) -> match_db->mdb_rwlock (released before
+ *    delivering) -> conn->lock.
  */
 
 #include <linux/fcntl.h>
@@ -45,6 +52,7 @@
 #include "handle.h"
 #include "item.h"
 #include "limits.h"
+#include "match.h"
 #include "message.h"
 #include "names.h"
 #include "notify.h"
@@ -965,6 +973,96 @@ exit_unlock:
 	return ret;
 }
 
+/*
+ * Give every monitor a copy of a message from @src (registry.md §10); a
+ * copy that does not fit is counted in the monitor's dropped counter.
+ */
+static void kdbus_msg_monitors_locked(struct kdbus_conn *src,
+				      struct kdbus_staging *staging)
+{
+	struct kdbus_bus *bus = staging->bus;
+	struct kdbus_conn *m;
+
+	lockdep_assert_held(&bus->conn_rwlock);
+
+	list_for_each_entry(m, &bus->monitors_list, monitor_entry)
+		if (kdbus_msg_deliver(src, m, staging, NULL, 0) < 0)
+			atomic_inc(&m->lost_count);
+}
+
+static void kdbus_msg_monitors(struct kdbus_conn *src,
+			       struct kdbus_staging *staging)
+{
+	struct kdbus_bus *bus = staging->bus;
+
+	down_read(&bus->conn_rwlock);
+	kdbus_msg_monitors_locked(src, staging);
+	up_read(&bus->conn_rwlock);
+}
+
+/*
+ * TALK(dst, dst's connection credentials, src) of registry.md §5.4: may
+ * the receiver of a signal talk to its sender? Owners may talk to anyone,
+ * everybody else only to connections whose endpoint opener's real uid
+ * equals the receiver's effective uid. The policy database of the policy
+ * issue extends this function.
+ */
+static bool kdbus_msg_may_receive(struct kdbus_conn *src,
+				  struct kdbus_conn *dst)
+{
+	if (dst->ep->user)
+		return false;
+	if (dst->owner)
+		return true;
+	return uid_eq(dst->cred->euid, src->cred->uid);
+}
+
+/*
+ * A signal passes a receiver if one of its matches accepts it and the
+ * receiver may talk to the sender. Only ordinary connections take signals;
+ * the others have no matches.
+ */
+static bool kdbus_msg_signal_wanted(struct kdbus_conn *src,
+				    struct kdbus_conn *dst,
+				    struct kdbus_staging *staging)
+{
+	return kdbus_conn_is_ordinary(dst) &&
+	       kdbus_match_db_match_msg(dst->match_db, src, staging) &&
+	       kdbus_msg_may_receive(src, dst);
+}
+
+/*
+ * Broadcast (core.md §8.5): monitors first, then every ordinary connection
+ * of the bus, the sender included, whose matches accept the message. A
+ * receiver that cannot take it loses it and counts the loss; the sender
+ * never learns about it. Broadcasts are serialised per bus with the
+ * kernel notifications, so every receiver sees one order.
+ */
+static void kdbus_msg_broadcast(struct kdbus_conn *src,
+				struct kdbus_staging *staging)
+{
+	struct kdbus_bus *bus = staging->bus;
+	struct kdbus_conn *dst;
+	unsigned int i;
+
+	mutex_lock(&bus->notify_flush_lock);
+	down_read(&bus->name_registry->rwlock);
+	down_read(&bus->conn_rwlock);
+
+	kdbus_msg_monitors_locked(src, staging);
+
+	hash_for_each(bus->conn_hash, i, dst, hentry) {
+		if (!kdbus_msg_signal_wanted(src, dst, staging))
+			continue;
+		if (kdbus_msg_deliver(src, dst, staging, NULL, 0) < 0)
+			atomic_inc(&dst->lost_count);
+	}
+
+	up_read(&bus->conn_rwlock);
+	up_read(&bus->name_registry->rwlock);
+	mutex_unlock(&bus->notify_flush_lock);
+}
+
 /**
  * kdbus_msg_deliver_kernel() - queue a kernel notification
  * @dst:	receiving connection
@@ -1199,11 +1297,19 @@ static int kdbus_msg_call(struct kdbus_conn *src, struct kdbus_conn *dst,
 		return -EPERM;
 
 	if (msg->flags & KDBUS_MSG_EXPECT_REPLY) {
+		/* checked again under the lock; monitors see no EMLINK */
+		if (READ_ONCE(src->request_count) >=
+		    KDBUS_CONN_MAX_REQUESTS_PENDING)
+			return -EMLINK;
+
 		reply = kdbus_reply_new(dst, src, msg->cookie, msg->timeout_ns,
 					name_id, sync);
 		if (IS_ERR(reply))
 			return PTR_ERR(reply);
 	}
+
+	/* monitors get the copy before the destination's queue is tried */
+	kdbus_msg_monitors(src, staging);
 
 	ret = kdbus_msg_deliver(src, dst, staging, reply, name_id);
 	if (ret == 0 && sync)
@@ -1240,15 +1346,12 @@ static int kdbus_msg_route(struct kdbus_conn *src, struct kdbus_cmd_send *cmd,
 	struct kdbus_bus *bus = src->ep->bus;
 	struct kdbus_reply *sync_reply = NULL;
 	struct kdbus_conn *dst;
+	bool lock_names;
 	u64 name_id;
 	int ret;
 
 	if (msg->dst_id == KDBUS_DST_ID_BROADCAST) {
-		/*
-		 * A connection receives broadcasts only through its match
-		 * rules; none can be installed before the match database
-		 * exists, so a valid broadcast reaches nobody.
-		 */
+		kdbus_msg_broadcast(src, staging);
 		return 0;
 	}
 
@@ -1266,8 +1369,12 @@ static int kdbus_msg_route(struct kdbus_conn *src, struct kdbus_cmd_send *cmd,
 			return -ETIMEDOUT;
 	}
 
-	/* the name must keep its owner until the message is queued */
-	if (staging->dst_name)
+	/*
+	 * The name must keep its owner until the message is queued; NAME
+	 * match rules of a signal read the sender's names.
+	 */
+	lock_names = staging->dst_name || (msg->flags & KDBUS_MSG_SIGNAL);
+	if (lock_names)
 		down_read(&bus->name_registry->rwlock);
 
 	ret = kdbus_msg_pin_dst(bus, staging, &dst, &name_id);
@@ -1276,14 +1383,21 @@ static int kdbus_msg_route(struct kdbus_conn *src, struct kdbus_cmd_send *cmd,
 
 	if (msg->flags & KDBUS_MSG_SIGNAL) {
 		/*
-		 * Unicast signals are queued only if one of the
-		 * destination's match rules accepts them; without a match
-		 * database none does, and the send succeeds silently.
+		 * Unicast signals (core.md §8.5): monitors see them even if
+		 * the destination drops them; the destination takes them
+		 * only through its matches, and a failure to queue is not
+		 * the sender's business.
 		 */
+		kdbus_msg_monitors(src, staging);
+		if (kdbus_msg_signal_wanted(src, dst, staging))
+			kdbus_msg_deliver(src, dst, staging, NULL, name_id);
 		ret = 0;
 	} else if (!(msg->flags & KDBUS_MSG_EXPECT_REPLY) &&
 		   msg->cookie_reply != 0) {
 		ret = kdbus_msg_reply(src, dst, staging);
+		/* a reply that found its request is seen by monitors */
+		if (ret != -EBADSLT)
+			kdbus_msg_monitors(src, staging);
 	} else {
 		ret = kdbus_msg_call(src, dst, name_id, staging,
 				     cmd->flags & KDBUS_SEND_SYNC_REPLY,
@@ -1293,7 +1407,7 @@ static int kdbus_msg_route(struct kdbus_conn *src, struct kdbus_cmd_send *cmd,
 	kdbus_conn_unref(dst);
 
 exit_unlock:
-	if (staging->dst_name)
+	if (lock_names)
 		up_read(&bus->name_registry->rwlock);
 
 	/* wait without the registry lock: the answer may take long */

@@ -28,6 +28,7 @@
 #include "bus.h"
 #include "connection.h"
 #include "item.h"
+#include "match.h"
 #include "message.h"
 #include "names.h"
 #include "notify.h"
@@ -161,14 +162,28 @@ static void kdbus_notify_monitors(struct kdbus_bus *bus,
 /*
  * Broadcast notifications reach ordinary connections only through their
  * match rules (registry.md §2.7, §5.4); a connection without matches
- * receives none. The match database plugs in here: for each ordinary
- * connection whose matches accept @s (and that may SEE the name of a
- * NAME_* notification), deliver and count a failure as a drop.
+ * receives none. A receiver that cannot take one loses it and counts the
+ * loss. The SEE check for NAME_* notifications comes with the policy
+ * database; until then every name is visible to everybody.
  */
 static void kdbus_notify_broadcast(struct kdbus_bus *bus,
 				   struct kdbus_staging *s)
 {
+	struct kdbus_conn *conn;
+	unsigned int i;
+
 	kdbus_notify_monitors(bus, s);
+
+	down_read(&bus->conn_rwlock);
+	hash_for_each(bus->conn_hash, i, conn, hentry) {
+		if (!kdbus_conn_is_ordinary(conn))
+			continue;
+		if (!kdbus_match_db_match_msg(conn->match_db, NULL, s))
+			continue;
+		if (kdbus_msg_deliver_kernel(conn, s) < 0)
+			atomic_inc(&conn->lost_count);
+	}
+	up_read(&bus->conn_rwlock);
 }
 
 static void kdbus_notify_unicast(struct kdbus_bus *bus,

@@ -1,0 +1,236 @@
+// SPDX-License-Identifier: GPL-2.0-or-later
+/*
+ * kdbus-bench-broadcast: the cost of one broadcast signal as the number of
+ * subscribers whose match does not accept it grows (0, 10, 100, 1,000,
+ * 10,000). Every subscriber holds one BLOOM_MASK match that the signal's
+ * filter fails, so the kernel does one bloom test per subscriber and no
+ * allocation or copy. The sender has no match and nobody receives the
+ * signal; the per-subscriber cost is (t(N) - t(0)) / N.
+ *
+ * Subscribers are opened in batches of 1,000 under different uids (the
+ * per-user connection limit is 1,024), so it must run as root; it runs in
+ * the test VM (bench/run.sh) like kdbus-bench.
+ *
+ *   kdbus-bench-broadcast [--root /sys/fs/kdbus] [--sends N]
+ */
+#include <errno.h>
+#include <fcntl.h>
+#include <stdint.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/ioctl.h>
+#include <sys/mman.h>
+#include <sys/resource.h>
+#include <time.h>
+#include <unistd.h>
+
+#include <linux/kdbus.h>
+
+typedef uint64_t u64;
+
+#define BLOOM_SIZE	64
+#define POOL_SIZE	4096
+#define BATCH		1000
+#define MAX_SUBS	10000
+#define ITEM_HDR	16
+#define ALIGN8(x)	(((x) + 7) & ~7ULL)
+
+static void die(const char *what, int err)
+{
+	fprintf(stderr, "kdbus-bench-broadcast: %s: %s\n", what, strerror(err));
+	exit(2);
+}
+
+static u64 now_ns(void)
+{
+	struct timespec ts;
+
+	clock_gettime(CLOCK_MONOTONIC, &ts);
+	return (u64)ts.tv_sec * 1000000000ULL + (u64)ts.tv_nsec;
+}
+
+static int bus_make(const char *root, char *path, size_t len)
+{
+	u64 buf[64] = { 0 };
+	struct kdbus_cmd *cmd = (struct kdbus_cmd *)buf;
+	struct kdbus_item *it = cmd->items;
+	char name[64], ctl[256];
+	size_t n;
+	int fd;
+
+	snprintf(name, sizeof(name), "%u-bcast-%d", (unsigned int)geteuid(),
+		 (int)getpid());
+	n = strlen(name) + 1;
+	snprintf(ctl, sizeof(ctl), "%s/control", root);
+	fd = open(ctl, O_RDWR | O_CLOEXEC);
+	if (fd < 0)
+		die("open control", errno);
+
+	cmd->flags = KDBUS_MAKE_ACCESS_WORLD;
+	it->size = ITEM_HDR + sizeof(struct kdbus_bloom_parameter);
+	it->type = KDBUS_ITEM_BLOOM_PARAMETER;
+	it->bloom_parameter.size = BLOOM_SIZE;
+	it->bloom_parameter.n_hash = 1;
+	it = (struct kdbus_item *)((uint8_t *)it + ALIGN8(it->size));
+	it->size = ITEM_HDR + n;
+	it->type = KDBUS_ITEM_MAKE_NAME;
+	memcpy(it->str, name, n);
+	it = (struct kdbus_item *)((uint8_t *)it + ALIGN8(it->size));
+	cmd->size = (u64)((uint8_t *)it - (uint8_t *)buf);
+	if (ioctl(fd, KDBUS_CMD_BUS_MAKE, cmd))
+		die("BUS_MAKE", errno);
+	snprintf(path, len, "%s/%s/bus", root, name);
+	return fd;
+}
+
+/* HELLO without mapping the pool; the HELLO slice is freed */
+static int hello(const char *bus)
+{
+	struct kdbus_cmd_hello h = {
+		.size = sizeof(h),
+		.pool_size = POOL_SIZE,
+	};
+	struct kdbus_cmd_free f = { .size = sizeof(f) };
+	int fd = open(bus, O_RDWR | O_CLOEXEC);
+
+	if (fd < 0)
+		die("open bus", errno);
+	if (ioctl(fd, KDBUS_CMD_HELLO, &h))
+		die("HELLO", errno);
+	f.offset = h.offset;
+	if (ioctl(fd, KDBUS_CMD_FREE, &f))
+		die("FREE", errno);
+	return fd;
+}
+
+/* one match whose mask the benchmark's signal never satisfies */
+static void add_match(int fd)
+{
+	u64 buf[(32 + ITEM_HDR + BLOOM_SIZE) / 8] = { 0 };
+	struct kdbus_cmd_match *m = (struct kdbus_cmd_match *)buf;
+
+	m->size = sizeof(buf);
+	m->cookie = 1;
+	m->items[0].size = ITEM_HDR + BLOOM_SIZE;
+	m->items[0].type = KDBUS_ITEM_BLOOM_MASK;
+	/* bit 0 of the mask: never set in the filter */
+	buf[(sizeof(*m) + ITEM_HDR) / 8] = 1;
+	if (ioctl(fd, KDBUS_CMD_MATCH_ADD, m))
+		die("MATCH_ADD", errno);
+}
+
+static u64 msg_buf[(64 + ITEM_HDR + 8 + BLOOM_SIZE) / 8];
+
+static void send_broadcast(int fd, u64 cookie)
+{
+	struct kdbus_msg *msg = (struct kdbus_msg *)msg_buf;
+	struct kdbus_cmd_send cmd = {
+		.size = sizeof(cmd),
+		.msg_address = (uintptr_t)msg,
+	};
+
+	msg->size = sizeof(msg_buf);
+	msg->flags = KDBUS_MSG_SIGNAL;
+	msg->dst_id = KDBUS_DST_ID_BROADCAST;
+	msg->payload_type = KDBUS_PAYLOAD_DBUS;
+	msg->cookie = cookie;
+	msg->items[0].size = ITEM_HDR + 8 + BLOOM_SIZE;
+	msg->items[0].type = KDBUS_ITEM_BLOOM_FILTER;
+	memset(msg->items[0].bloom_filter.data, 0xfe, BLOOM_SIZE);
+	if (ioctl(fd, KDBUS_CMD_SEND, &cmd))
+		die("SEND", errno);
+}
+
+/* median ns of one broadcast over `sends` sends, in 10 rounds */
+static double measure(int fd, unsigned int sends)
+{
+	double r[10], t;
+	unsigned int i, j, k;
+	static u64 cookie;
+
+	for (i = 0; i < 10; i++) {
+		u64 t0 = now_ns();
+
+		for (j = 0; j < sends; j++)
+			send_broadcast(fd, ++cookie);
+		r[i] = (double)(now_ns() - t0) / sends;
+	}
+	for (i = 1; i < 10; i++)
+		for (k = i; k > 0 && r[k - 1] > r[k]; k--) {
+			t = r[k];
+			r[k] = r[k - 1];
+			r[k - 1] = t;
+		}
+	return (r[4] + r[5]) / 2;
+}
+
+int main(int argc, char **argv)
+{
+	static const unsigned int steps[] = { 0, 10, 100, 1000, MAX_SUBS };
+	static int subs[MAX_SUBS];
+	struct rlimit rl = { MAX_SUBS + 256, MAX_SUBS + 256 };
+	const char *root = "/sys/fs/kdbus";
+	unsigned int sends = 200, n = 0, s;
+	char bus[256];
+	double base = 0;
+	int owner, sender, i;
+
+	for (i = 1; i < argc; i++) {
+		if (!strcmp(argv[i], "--root") && i + 1 < argc)
+			root = argv[++i];
+		else if (!strcmp(argv[i], "--sends") && i + 1 < argc)
+			sends = (unsigned int)strtoul(argv[++i], NULL, 0);
+		else {
+			fprintf(stderr, "usage: %s [--root DIR] [--sends N]\n",
+				argv[0]);
+			return 2;
+		}
+	}
+	if (setrlimit(RLIMIT_NOFILE, &rl))
+		die("RLIMIT_NOFILE", errno);
+
+	owner = bus_make(root, bus, sizeof(bus));
+	sender = hello(bus);
+
+	/* subscribers open "bus" relative to the bus directory: no search
+	 * permission on the path above it is needed under another uid */
+	*strrchr(bus, '/') = '\0';
+	if (chdir(bus))
+		die("chdir", errno);
+
+	printf("kdbus broadcast cost vs. non-matching subscribers (bloom %d B, one BLOOM_MASK match each; %u sends x 10 rounds, median)\n",
+	       BLOOM_SIZE, sends);
+	printf("%12s %14s %22s\n", "subscribers", "ns/broadcast",
+	       "ns/extra subscriber");
+	for (s = 0; s < sizeof(steps) / sizeof(steps[0]); s++) {
+		double t;
+
+		while (n < steps[s]) {
+			uid_t uid = 20000 + n / BATCH;
+
+			/* the opener's uid is accounted: 1,000 per uid */
+			if (setresuid(uid, uid, 0))
+				die("setresuid", errno);
+			subs[n] = hello("bus");
+			if (setresuid(0, 0, 0))
+				die("setresuid back", errno);
+			add_match(subs[n]);
+			n++;
+		}
+		t = measure(sender, sends);
+		if (n == 0) {
+			base = t;
+			printf("%12u %14.0f %22s\n", n, t, "-");
+		} else {
+			printf("%12u %14.0f %22.1f\n", n, t, (t - base) / n);
+		}
+		fflush(stdout);
+	}
+
+	for (i = 0; i < (int)n; i++)
+		close(subs[i]);
+	close(sender);
+	close(owner);
+	return 0;
+}

@@ -1,0 +1,546 @@
+// SPDX-License-Identifier: GPL-2.0-only
+/*
+ * Match databases (registry.md §5): every ordinary connection owns one.
+ * A database holds matches, each tagged with a caller-chosen cookie and
+ * made of rules. A message passes a match if every rule of the match
+ * passes (AND), and a database if one of its matches passes (OR), tried
+ * in installation order. User-message rules (BLOOM_MASK, NAME, ID,
+ * DST_ID) never pass a kernel notification, notification rules (NAME_*,
+ * ID_*) never pass a user message.
+ *
+ * The per-receiver cost of a broadcast that a connection does not want is
+ * one walk over its rules, no allocation and no copy.
+ *
+ * Locking:
+ *  - mdb->mdb_rwlock protects mdb->entries_list, mdb->entries_count and
+ *    all entries and rules of the database. MATCH_ADD and MATCH_REMOVE
+ *    take it for writing, so a concurrent delivery sees either the old
+ *    matches or the new ones, never neither.
+ *  - The rules themselves are invariant once linked.
+ *  - mdb_rwlock is innermost: it nests inside name_registry->rwlock and
+ *    bus->conn_rwlock (the delivery paths hold both while matching) and
+ *    no other lock is taken under it.
+ *  - NAME rules look at the sender's ownership records; the caller of
+ *    kdbus_match_db_match_msg() holds the registry lock for reading.
+ */
+
+#include <linux/list.h>
+#include <linux/lockdep.h>
+#include <linux/rwsem.h>
+#include <linux/slab.h>
+#include <linux/string.h>
+#include <uapi/linux/kdbus.h>
+
+#include "bus.h"
+#include "connection.h"
+#include "endpoint.h"
+#include "handle.h"
+#include "item.h"
+#include "limits.h"
+#include "match.h"
+#include "message.h"
+#include "names.h"
+
+/**
+ * struct kdbus_match_db - match database of a connection
+ * @mdb_rwlock:		Protects everything below and all entries
+ * @entries_list:	Matches, in installation order
+ * @entries_count:	Number of matches on @entries_list
+ */
+struct kdbus_match_db {
+	struct rw_semaphore mdb_rwlock;
+	struct list_head entries_list;
+	unsigned int entries_count;
+};
+
+/**
+ * struct kdbus_match_entry - one match (one successful MATCH_ADD)
+ * @cookie:		Caller-chosen tag (invariant)
+ * @list_entry:		Entry in mdb->entries_list
+ * @rules_list:		Rules of this match, all of which must pass
+ *			(invariant once linked)
+ */
+struct kdbus_match_entry {
+	u64 cookie;
+	struct list_head list_entry;
+	struct list_head rules_list;
+};
+
+/**
+ * struct kdbus_bloom_mask - bloom mask of a BLOOM_MASK rule
+ * @generations:	Number of generations in @data, at least 1
+ * @data:		@generations masks of bus-bloom-size bytes each,
+ *			generation 0 first
+ */
+struct kdbus_bloom_mask {
+	u64 generations;
+	u64 *data;
+};
+
+/**
+ * struct kdbus_match_rule - one rule of a match (invariant)
+ * @type:		KDBUS_ITEM_* of the rule
+ * @bloom_mask:		BLOOM_MASK: the mask
+ * @name:		NAME: the well-known name the sender must own;
+ *			NAME_*: the name filter, or NULL for none
+ * @old_id:		NAME_*: former owner (or KDBUS_MATCH_ID_ANY)
+ * @new_id:		NAME_*: new owner (or KDBUS_MATCH_ID_ANY)
+ * @id:			ID: sender; DST_ID: destination as sent;
+ *			ID_ADD/ID_REMOVE: the connection (or ANY)
+ * @rules_entry:	Entry in the match's rules_list
+ */
+struct kdbus_match_rule {
+	u64 type;
+	union {
+		struct kdbus_bloom_mask bloom_mask;
+		struct {
+			char *name;
+			u64 old_id;
+			u64 new_id;
+		};
+		u64 id;
+	};
+	struct list_head rules_entry;
+};
+
+static void kdbus_match_rule_free(struct kdbus_match_rule *rule)
+{
+	if (!rule)
+		return;
+
+	switch (rule->type) {
+	case KDBUS_ITEM_BLOOM_MASK:
+		kfree(rule->bloom_mask.data);
+		break;
+	case KDBUS_ITEM_NAME:
+	case KDBUS_ITEM_NAME_ADD:
+	case KDBUS_ITEM_NAME_REMOVE:
+	case KDBUS_ITEM_NAME_CHANGE:
+		kfree(rule->name);
+		break;
+	}
+
+	list_del(&rule->rules_entry);
+	kfree(rule);
+}
+
+static void kdbus_match_entry_free(struct kdbus_match_entry *entry)
+{
+	struct kdbus_match_rule *r, *tmp;
+
+	if (!entry)
+		return;
+
+	list_for_each_entry_safe(r, tmp, &entry->rules_list, rules_entry)
+		kdbus_match_rule_free(r);
+
+	list_del(&entry->list_entry);
+	kfree(entry);
+}
+
+/**
+ * kdbus_match_db_new() - create a new, empty match database
+ *
+ * Return: the new database, or ERR_PTR(-ENOMEM).
+ */
+struct kdbus_match_db *kdbus_match_db_new(void)
+{
+	struct kdbus_match_db *mdb;
+
+	mdb = kzalloc(sizeof(*mdb), GFP_KERNEL_ACCOUNT);
+	if (!mdb)
+		return ERR_PTR(-ENOMEM);
+
+	init_rwsem(&mdb->mdb_rwlock);
+	INIT_LIST_HEAD(&mdb->entries_list);
+
+	return mdb;
+}
+
+/**
+ * kdbus_match_db_free() - free a match database and all its matches
+ * @mdb:		The database, may be NULL
+ *
+ * Context: nobody else may use @mdb any more.
+ */
+void kdbus_match_db_free(struct kdbus_match_db *mdb)
+{
+	struct kdbus_match_entry *e, *tmp;
+
+	if (!mdb)
+		return;
+
+	list_for_each_entry_safe(e, tmp, &mdb->entries_list, list_entry)
+		kdbus_match_entry_free(e);
+
+	kfree(mdb);
+}
+
+/*
+ * registry.md §5.5: use mask generation min(g, G - 1); the rule passes if
+ * every bit set in that generation is also set in the filter.
+ */
+static bool kdbus_match_bloom(const struct kdbus_bloom_filter *filter,
+			      const struct kdbus_bloom_mask *mask,
+			      size_t bloom_size)
+{
+	size_t n = bloom_size / sizeof(u64);
+	const u64 *m;
+	size_t i;
+	u64 gen;
+
+	if (!filter)
+		return false;
+
+	gen = min_t(u64, filter->generation, mask->generations - 1);
+	m = mask->data + gen * n;
+
+	for (i = 0; i < n; i++)
+		if ((filter->data[i] & m[i]) != m[i])
+			return false;
+
+	return true;
+}
+
+/* the sender owns @name now: primary, not merely waiting (§5.2) */
+static bool kdbus_match_src_owns(struct kdbus_conn *src, const char *name)
+{
+	struct kdbus_name_owner *o;
+
+	lockdep_assert_held(&src->ep->bus->name_registry->rwlock);
+
+	list_for_each_entry(o, &src->names_list, conn_entry)
+		if ((o->flags & KDBUS_NAME_PRIMARY) &&
+		    !strcmp(o->name->name, name))
+			return true;
+
+	return false;
+}
+
+/* a user-message rule against a message sent by @src */
+static bool kdbus_match_rule_user(const struct kdbus_match_rule *r,
+				  struct kdbus_conn *src,
+				  const struct kdbus_staging *s)
+{
+	switch (r->type) {
+	case KDBUS_ITEM_BLOOM_MASK:
+		return kdbus_match_bloom(s->bloom_filter, &r->bloom_mask,
+					 s->bus->bloom.size);
+	case KDBUS_ITEM_NAME:
+		return kdbus_match_src_owns(src, r->name);
+	case KDBUS_ITEM_ID:
+		return r->id == KDBUS_MATCH_ID_ANY || r->id == src->id;
+	case KDBUS_ITEM_DST_ID:
+		return r->id == KDBUS_MATCH_ID_ANY || r->id == s->msg->dst_id;
+	default:
+		/* notification rules never pass user messages */
+		return false;
+	}
+}
+
+/* a notification rule against a kernel notification */
+static bool kdbus_match_rule_kernel(const struct kdbus_match_rule *r,
+				    const struct kdbus_staging *s)
+{
+	const struct kdbus_item *n = s->msg->items;
+
+	if (n->type != r->type)
+		return false;
+
+	switch (r->type) {
+	case KDBUS_ITEM_ID_ADD:
+	case KDBUS_ITEM_ID_REMOVE:
+		return r->id == KDBUS_MATCH_ID_ANY ||
+		       r->id == n->id_change.id;
+	case KDBUS_ITEM_NAME_ADD:
+	case KDBUS_ITEM_NAME_REMOVE:
+	case KDBUS_ITEM_NAME_CHANGE:
+		return (r->old_id == KDBUS_MATCH_ID_ANY ||
+			r->old_id == n->name_change.old_id.id) &&
+		       (r->new_id == KDBUS_MATCH_ID_ANY ||
+			r->new_id == n->name_change.new_id.id) &&
+		       (!r->name || !strcmp(r->name, n->name_change.name));
+	default:
+		/* user-message rules never pass notifications */
+		return false;
+	}
+}
+
+static bool kdbus_match_entry_match(const struct kdbus_match_entry *e,
+				    struct kdbus_conn *src,
+				    const struct kdbus_staging *s)
+{
+	const struct kdbus_match_rule *r;
+
+	list_for_each_entry(r, &e->rules_list, rules_entry) {
+		if (src ? !kdbus_match_rule_user(r, src, s) :
+			  !kdbus_match_rule_kernel(r, s))
+			return false;
+	}
+
+	return true;
+}
+
+/**
+ * kdbus_match_db_match_msg() - check whether a message passes a database
+ * @mdb:		The receiver's match database
+ * @conn_src:		Sending connection, NULL for a kernel notification
+ * @staging:		The message; a kernel notification carries its
+ *			notification item first
+ *
+ * Context: for user messages the caller holds the sender's bus name
+ * registry lock (NAME rules read the sender's ownership records).
+ *
+ * Return: true if one of the matches of @mdb passes the message
+ * (registry.md §5.3); false for a database without matches.
+ */
+bool kdbus_match_db_match_msg(struct kdbus_match_db *mdb,
+			      struct kdbus_conn *conn_src,
+			      const struct kdbus_staging *staging)
+{
+	struct kdbus_match_entry *e;
+	bool matched = false;
+
+	down_read(&mdb->mdb_rwlock);
+	list_for_each_entry(e, &mdb->entries_list, list_entry) {
+		if (kdbus_match_entry_match(e, conn_src, staging)) {
+			matched = true;
+			break;
+		}
+	}
+	up_read(&mdb->mdb_rwlock);
+
+	return matched;
+}
+
+/* remove all matches tagged @cookie; return how many were removed */
+static unsigned int kdbus_match_db_remove_locked(struct kdbus_match_db *mdb,
+						 u64 cookie)
+{
+	struct kdbus_match_entry *e, *tmp;
+	unsigned int n = 0;
+
+	lockdep_assert_held_write(&mdb->mdb_rwlock);
+
+	list_for_each_entry_safe(e, tmp, &mdb->entries_list, list_entry) {
+		if (e->cookie != cookie)
+			continue;
+		kdbus_match_entry_free(e);
+		mdb->entries_count--;
+		n++;
+	}
+
+	return n;
+}
+
+/* build one rule from a validated MATCH_ADD item (registry.md §5.1) */
+static struct kdbus_match_rule *
+kdbus_match_rule_new(const struct kdbus_item *item, size_t bloom_size)
+{
+	size_t size = KDBUS_ITEM_PAYLOAD_SIZE(item);
+	struct kdbus_match_rule *rule;
+	int ret;
+
+	rule = kzalloc(sizeof(*rule), GFP_KERNEL_ACCOUNT);
+	if (!rule)
+		return ERR_PTR(-ENOMEM);
+
+	rule->type = item->type;
+	INIT_LIST_HEAD(&rule->rules_entry);
+
+	switch (item->type) {
+	case KDBUS_ITEM_BLOOM_MASK:
+		if (size == 0 || size < bloom_size || size % bloom_size) {
+			ret = -EDOM;
+			goto error;
+		}
+
+		rule->bloom_mask.generations = size / bloom_size;
+		rule->bloom_mask.data = kmemdup(item->data64, size,
+						GFP_KERNEL_ACCOUNT);
+		if (!rule->bloom_mask.data) {
+			ret = -ENOMEM;
+			goto error;
+		}
+		break;
+
+	case KDBUS_ITEM_NAME:
+		if (!kdbus_name_is_valid(item->str, false)) {
+			ret = -EINVAL;
+			goto error;
+		}
+
+		rule->name = kstrdup(item->str, GFP_KERNEL_ACCOUNT);
+		if (!rule->name) {
+			ret = -ENOMEM;
+			goto error;
+		}
+		break;
+
+	case KDBUS_ITEM_ID:
+	case KDBUS_ITEM_DST_ID:
+		rule->id = item->id;
+		break;
+
+	case KDBUS_ITEM_NAME_ADD:
+	case KDBUS_ITEM_NAME_REMOVE:
+	case KDBUS_ITEM_NAME_CHANGE:
+		rule->old_id = item->name_change.old_id.id;
+		rule->new_id = item->name_change.new_id.id;
+
+		/* a name filter, if any, is not checked for validity */
+		if (size > sizeof(struct kdbus_notify_name_change)) {
+			rule->name = kstrdup(item->name_change.name,
+					     GFP_KERNEL_ACCOUNT);
+			if (!rule->name) {
+				ret = -ENOMEM;
+				goto error;
+			}
+		}
+		break;
+
+	case KDBUS_ITEM_ID_ADD:
+	case KDBUS_ITEM_ID_REMOVE:
+		rule->id = item->id_change.id;
+		break;
+
+	default:
+		/* the parser accepts no other type */
+		ret = -EINVAL;
+		goto error;
+	}
+
+	return rule;
+
+error:
+	kfree(rule);
+	return ERR_PTR(ret);
+}
+
+/**
+ * kdbus_cmd_match_add() - handle KDBUS_CMD_MATCH_ADD
+ * @conn:		Connection to add the match to
+ * @argp:		Command payload
+ *
+ * Return: 0 on success (or after negotiation), negative error code on
+ * failure; nothing is changed then.
+ */
+int kdbus_cmd_match_add(struct kdbus_conn *conn, void __user *argp)
+{
+	struct kdbus_match_db *mdb = conn->match_db;
+	size_t bloom_size = conn->ep->bus->bloom.size;
+	struct kdbus_match_entry *entry = NULL;
+	struct kdbus_match_rule *rule;
+	struct kdbus_cmd_match *cmd;
+	struct kdbus_item *item;
+	int ret;
+
+	struct kdbus_arg argv[] = {
+		{ .type = KDBUS_ITEM_NEGOTIATE },
+		{ .type = KDBUS_ITEM_BLOOM_MASK, .multiple = true },
+		{ .type = KDBUS_ITEM_NAME, .multiple = true },
+		{ .type = KDBUS_ITEM_ID, .multiple = true },
+		{ .type = KDBUS_ITEM_DST_ID, .multiple = true },
+		{ .type = KDBUS_ITEM_NAME_ADD, .multiple = true },
+		{ .type = KDBUS_ITEM_NAME_REMOVE, .multiple = true },
+		{ .type = KDBUS_ITEM_NAME_CHANGE, .multiple = true },
+		{ .type = KDBUS_ITEM_ID_ADD, .multiple = true },
+		{ .type = KDBUS_ITEM_ID_REMOVE, .multiple = true },
+	};
+	struct kdbus_args args = {
+		.allowed_flags = KDBUS_FLAG_NEGOTIATE |
+				 KDBUS_MATCH_REPLACE,
+		.argv = argv,
+		.argc = ARRAY_SIZE(argv),
+	};
+
+	if (!kdbus_conn_is_ordinary(conn))
+		return -EOPNOTSUPP;
+
+	ret = kdbus_args_parse(&args, argp, &cmd);
+	if (ret != 0)
+		return ret;
+
+	entry = kzalloc(sizeof(*entry), GFP_KERNEL_ACCOUNT);
+	if (!entry) {
+		ret = -ENOMEM;
+		goto exit;
+	}
+
+	entry->cookie = cmd->cookie;
+	INIT_LIST_HEAD(&entry->list_entry);
+	INIT_LIST_HEAD(&entry->rules_list);
+
+	KDBUS_ITEMS_FOREACH(item, cmd->items, KDBUS_ITEMS_SIZE(cmd, items)) {
+		if (item->type == KDBUS_ITEM_NEGOTIATE)
+			continue;
+
+		rule = kdbus_match_rule_new(item, bloom_size);
+		if (IS_ERR(rule)) {
+			ret = PTR_ERR(rule);
+			goto exit;
+		}
+
+		list_add_tail(&rule->rules_entry, &entry->rules_list);
+	}
+
+	down_write(&mdb->mdb_rwlock);
+
+	if (cmd->flags & KDBUS_MATCH_REPLACE)
+		kdbus_match_db_remove_locked(mdb, cmd->cookie);
+
+	/* REPLACE that removed something always leaves room */
+	if (mdb->entries_count >= KDBUS_MATCH_MAX) {
+		ret = -EMFILE;
+	} else {
+		list_add_tail(&entry->list_entry, &mdb->entries_list);
+		mdb->entries_count++;
+		entry = NULL;
+		ret = 0;
+	}
+
+	up_write(&mdb->mdb_rwlock);
+
+exit:
+	kdbus_match_entry_free(entry);
+	return kdbus_args_clear(&args, ret);
+}
+
+/**
+ * kdbus_cmd_match_remove() - handle KDBUS_CMD_MATCH_REMOVE
+ * @conn:		Connection to remove the matches from
+ * @argp:		Command payload
+ *
+ * Removes every match of @conn carrying the command's cookie.
+ *
+ * Return: 0 on success (or after negotiation), -EBADSLT if no match
+ * carries the cookie, other negative error codes on failure.
+ */
+int kdbus_cmd_match_remove(struct kdbus_conn *conn, void __user *argp)
+{
+	struct kdbus_match_db *mdb = conn->match_db;
+	struct kdbus_cmd_match *cmd;
+	int ret;
+
+	struct kdbus_arg argv[] = {
+		{ .type = KDBUS_ITEM_NEGOTIATE },
+	};
+	struct kdbus_args args = {
+		.allowed_flags = KDBUS_FLAG_NEGOTIATE,
+		.argv = argv,
+		.argc = ARRAY_SIZE(argv),
+	};
+
+	if (!kdbus_conn_is_ordinary(conn))
+		return -EOPNOTSUPP;
+
+	ret = kdbus_args_parse(&args, argp, &cmd);
+	if (ret != 0)
+		return ret;
+
+	down_write(&mdb->mdb_rwlock);
+	ret = kdbus_match_db_remove_locked(mdb, cmd->cookie) ? 0 : -EBADSLT;
+	up_write(&mdb->mdb_rwlock);
+
+	return kdbus_args_clear(&args, ret);
+}
