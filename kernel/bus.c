@@ -34,6 +34,7 @@
 #include "handle.h"
 #include "item.h"
 #include "limits.h"
+#include "metadata.h"
 #include "names.h"
 #include "notify.h"
 #include "pool.h"
@@ -49,6 +50,7 @@ static void kdbus_bus_free(struct kdbus_node *node)
 	kdbus_notify_free(bus);
 	kdbus_name_registry_free(bus->name_registry);
 
+	kdbus_meta_proc_unref(bus->creator_meta);
 	kdbus_user_unref(bus->creator);
 	kdbus_domain_unref(bus->domain);
 	kfree(bus);
@@ -138,6 +140,18 @@ static struct kdbus_bus *kdbus_bus_new(struct kdbus_domain *domain,
 		b->creator = NULL;
 		goto exit_unref;
 	}
+
+	/* creator metadata for BUS_CREATOR_INFO, never refreshed */
+	b->creator_meta = kdbus_meta_proc_new();
+	if (IS_ERR(b->creator_meta)) {
+		ret = PTR_ERR(b->creator_meta);
+		b->creator_meta = NULL;
+		goto exit_unref;
+	}
+
+	ret = kdbus_meta_proc_collect(b->creator_meta, KDBUS_META_PROC_ITEMS);
+	if (ret < 0)
+		goto exit_unref;
 
 	return b;
 
@@ -313,9 +327,9 @@ exit:
  * @argp:		command payload
  *
  * Writes a struct kdbus_info {bus id, bus flags} followed by a
- * KDBUS_ITEM_MAKE_NAME item with the bus name into the caller's pool.
- * No creator process metadata is collected yet (metadata issue), so the
- * record carries no further items.
+ * KDBUS_ITEM_MAKE_NAME item with the bus name and the creator metadata
+ * captured at BUS_MAKE that both the request and the creator's
+ * ATTACH_FLAGS_SEND item allow (core.md §15.2), rendered for the caller.
  *
  * Return: >=0 on success, negative error code on failure.
  */
@@ -323,10 +337,13 @@ int kdbus_cmd_bus_creator_info(struct kdbus_conn *conn, void __user *argp)
 {
 	struct kdbus_cmd_info *cmd;
 	struct kdbus_bus *bus = conn->ep->bus;
-	struct kdbus_item *name_item;
+	struct kdbus_item *name_item = NULL;
+	struct kdbus_item *meta_items = NULL;
 	struct kdbus_info info = {};
 	size_t name_len, name_size;
-	struct kvec kvec[2];
+	size_t meta_size = 0;
+	struct kvec kvec[3];
+	size_t n_kvec = 0;
 	u64 attach_flags;
 	u64 size = 0;
 	int ret;
@@ -348,6 +365,12 @@ int kdbus_cmd_bus_creator_info(struct kdbus_conn *conn, void __user *argp)
 	if (ret < 0)
 		goto exit;
 
+	ret = kdbus_meta_emit(bus->creator_meta, NULL, NULL, conn,
+			      attach_flags & bus->attach_flags_owner,
+			      &meta_items, &meta_size);
+	if (ret < 0)
+		goto exit;
+
 	name_len = strlen(bus->node.name) + 1;
 	name_size = KDBUS_ITEM_SIZE(name_len);
 	name_item = kzalloc(name_size, GFP_KERNEL_ACCOUNT);
@@ -361,13 +384,17 @@ int kdbus_cmd_bus_creator_info(struct kdbus_conn *conn, void __user *argp)
 	info.id = bus->id;
 	info.flags = bus->bus_flags;
 
-	kdbus_kvec_set(&kvec[0], &info, sizeof(info), &size);
-	kdbus_kvec_set(&kvec[1], name_item, name_size, &size);
+	kdbus_kvec_set(&kvec[n_kvec++], &info, sizeof(info), &size);
+	kdbus_kvec_set(&kvec[n_kvec++], name_item, name_size, &size);
+	if (meta_size > 0)
+		kdbus_kvec_set(&kvec[n_kvec++], meta_items, meta_size, &size);
 	info.size = size;
 
-	ret = kdbus_info_publish(conn->pool, kvec, 2, info.size, cmd, argp);
-	kfree(name_item);
+	ret = kdbus_info_publish(conn->pool, kvec, n_kvec, info.size, cmd,
+				 argp);
 
 exit:
+	kfree(meta_items);
+	kfree(name_item);
 	return kdbus_args_clear(&args, ret);
 }

@@ -18,6 +18,7 @@
 
 struct kdbus_conn;
 struct kdbus_domain;
+struct kdbus_meta_proc;
 struct kdbus_name_registry;
 struct kdbus_user;
 
@@ -33,6 +34,8 @@ struct kdbus_user;
  * @domain:		Domain of this bus, pinned (invariant)
  * @creator:		Accounting user of the creator (real uid), pinned
  *			(invariant)
+ * @creator_meta:	Process metadata of the creator, captured at
+ *			BUS_MAKE (invariant)
  * @last_message_id:	Last used message sequence number (atomic)
  * @conn_rwlock:	Protects @conn_hash and @monitors_list
  * @conn_hash:		Map of connection IDs to live connections
@@ -52,6 +55,7 @@ struct kdbus_bus {
 	struct kdbus_bloom_parameter bloom;
 	struct kdbus_domain *domain;
 	struct kdbus_user *creator;
+	struct kdbus_meta_proc *creator_meta;
 
 	atomic64_t last_message_id;
 

@@ -51,6 +51,7 @@
 #include "limits.h"
 #include "match.h"
 #include "message.h"
+#include "metadata.h"
 #include "names.h"
 #include "notify.h"
 #include "pool.h"
@@ -323,6 +324,19 @@ static struct kdbus_conn *kdbus_conn_new(struct kdbus_ep *ep,
 			conn->fake = NULL;
 			goto exit_unref;
 		}
+	} else {
+		/* a snapshot of the caller for CONN_INFO (core.md §6.5) */
+		conn->meta_proc = kdbus_meta_proc_new();
+		if (IS_ERR(conn->meta_proc)) {
+			ret = PTR_ERR(conn->meta_proc);
+			conn->meta_proc = NULL;
+			goto exit_unref;
+		}
+
+		ret = kdbus_meta_proc_collect(conn->meta_proc,
+					      KDBUS_META_PROC_ITEMS);
+		if (ret < 0)
+			goto exit_unref;
 	}
 
 	/*
@@ -401,6 +415,7 @@ static void __kdbus_conn_free(struct kref *kref)
 		kdbus_user_unref(conn->user);
 	}
 
+	kdbus_meta_proc_unref(conn->meta_proc);
 	kdbus_conn_fake_free(conn->fake);
 	kdbus_match_db_free(conn->match_db);
 	kdbus_pool_free(conn->pool);
@@ -1073,23 +1088,21 @@ exit:
  * Looks up the target by name (its current owner) or by id, and writes a
  * struct kdbus_info {id, HELLO flags} followed by the metadata items
  * granted by the request's attach_flags and the target's
- * attach_flags_send; so far KDBUS_ITEM_OWNED_NAME and
- * KDBUS_ITEM_CONN_DESCRIPTION.
+ * attach_flags_send, rendered for the caller (core.md §15.1).
  *
  * Return: >=0 on success, negative error code on failure.
  */
 int kdbus_cmd_conn_info(struct kdbus_conn *conn, void __user *argp)
 {
-	struct kdbus_item *desc_item = NULL;
-	void *names_items = NULL;
-	size_t names_size = 0;
+	struct kdbus_meta_conn *meta_conn = NULL;
+	struct kdbus_item *meta_items = NULL;
+	size_t meta_size = 0;
 	size_t n_kvec = 0;
 	struct kdbus_conn *owner_conn = NULL;
 	struct kdbus_info info = {};
 	struct kdbus_cmd_info *cmd;
 	struct kdbus_bus *bus = conn->ep->bus;
-	struct kvec kvec[3];
-	size_t desc_size = 0;
+	struct kvec kvec[2];
 	u64 attach_flags;
 	u64 size = 0;
 	int ret;
@@ -1148,50 +1161,47 @@ int kdbus_cmd_conn_info(struct kdbus_conn *conn, void __user *argp)
 		goto exit;
 	}
 
-	/* CONN_INFO reveals what the target allows in its send mask */
-	attach_flags &= atomic64_read(&owner_conn->attach_flags_send);
+	/*
+	 * CONN_INFO reveals what the target allows in its send mask: its
+	 * HELLO-time snapshot (or faked identity), its names and
+	 * description now (core.md §13.2).
+	 */
+	attach_flags = kdbus_meta_info_mask(owner_conn, attach_flags);
 
-	/* metadata order: OWNED_NAME items, then CONN_DESCRIPTION */
-	if (attach_flags & KDBUS_ATTACH_NAMES) {
-		names_items = kdbus_name_owned_items(bus->name_registry,
-						     owner_conn, &names_size);
-		if (IS_ERR(names_items)) {
-			ret = PTR_ERR(names_items);
-			names_items = NULL;
-			goto exit;
-		}
+	meta_conn = kdbus_meta_conn_new();
+	if (IS_ERR(meta_conn)) {
+		ret = PTR_ERR(meta_conn);
+		meta_conn = NULL;
+		goto exit;
 	}
 
-	if ((attach_flags & KDBUS_ATTACH_CONN_DESCRIPTION) &&
-	    owner_conn->description) {
-		size_t len = strlen(owner_conn->description) + 1;
+	down_read(&bus->name_registry->rwlock);
+	ret = kdbus_meta_conn_collect(meta_conn, owner_conn, NULL,
+				      attach_flags);
+	up_read(&bus->name_registry->rwlock);
+	if (ret < 0)
+		goto exit;
 
-		desc_size = KDBUS_ITEM_SIZE(len);
-		desc_item = kzalloc(desc_size, GFP_KERNEL_ACCOUNT);
-		if (!desc_item) {
-			ret = -ENOMEM;
-			goto exit;
-		}
-		kdbus_item_set(desc_item, KDBUS_ITEM_CONN_DESCRIPTION,
-			       owner_conn->description, len);
-	}
+	ret = kdbus_meta_emit(owner_conn->meta_proc, owner_conn->fake,
+			      meta_conn, conn, attach_flags, &meta_items,
+			      &meta_size);
+	if (ret < 0)
+		goto exit;
 
 	info.id = owner_conn->id;
 	info.flags = owner_conn->flags;
 
 	kdbus_kvec_set(&kvec[n_kvec++], &info, sizeof(info), &size);
-	if (names_items)
-		kdbus_kvec_set(&kvec[n_kvec++], names_items, names_size, &size);
-	if (desc_item)
-		kdbus_kvec_set(&kvec[n_kvec++], desc_item, desc_size, &size);
+	if (meta_size > 0)
+		kdbus_kvec_set(&kvec[n_kvec++], meta_items, meta_size, &size);
 	info.size = size;
 
 	ret = kdbus_info_publish(conn->pool, kvec, n_kvec,
 				 info.size, cmd, argp);
 
 exit:
-	kfree(desc_item);
-	kfree(names_items);
+	kfree(meta_items);
+	kdbus_meta_conn_unref(meta_conn);
 	kdbus_conn_unref(owner_conn);
 	return kdbus_args_clear(&args, ret);
 }

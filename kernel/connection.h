@@ -22,6 +22,7 @@
 
 struct kdbus_ep;
 struct kdbus_match_db;
+struct kdbus_meta_proc;
 struct kdbus_pool;
 struct kvec;
 struct kdbus_user;
@@ -96,6 +97,8 @@ struct kdbus_conn_fake {
  *			namespace metadata is translated into (invariant)
  * @root_path:		Root directory of the HELLO caller (invariant)
  * @fake:		Faked identity, NULL if none (invariant)
+ * @meta_proc:		Process metadata of the HELLO caller, for CONN_INFO;
+ *			NULL if @fake is set (invariant)
  * @activator_of:	Name given at HELLO to an activator or policy
  *			holder, NULL otherwise (invariant)
  * @privileged:		Opener has CAP_IPC_OWNER on the domain (invariant)
@@ -138,6 +141,7 @@ struct kdbus_conn {
 	struct pid *pid;
 	struct path root_path;
 	struct kdbus_conn_fake *fake;
+	struct kdbus_meta_proc *meta_proc;
 	char *activator_of;
 	bool privileged:1;
 	bool owner:1;

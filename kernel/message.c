@@ -17,6 +17,11 @@
  *    the pool API) -> mmap_lock of the sender (user copies may fault).
  *    Nothing here is called with a spinlock held; user memory is only
  *    touched under mutexes.
+ *  - Metadata (metadata.c) is collected and rendered per receiver while
+ *    its conn->lock is held: conn->lock -> meta_proc->lock /
+ *    meta_conn->lock -> mmap_lock of the sender (the command line).
+ *    Every user message is delivered under the name registry's read lock,
+ *    which the OWNED_NAME metadata of the sender needs.
  *  - Staging a PAYLOAD_MEMFD item reads the memfd's seals and size under
  *    its inode lock (shared), with no other lock held.
  *  - Kernel notifications are queued on the bus (notify.c) while locks
@@ -54,6 +59,7 @@
 #include "limits.h"
 #include "match.h"
 #include "message.h"
+#include "metadata.h"
 #include "names.h"
 #include "notify.h"
 #include "pool.h"
@@ -70,10 +76,6 @@
 
 /* zero bytes for padding; padding is never longer than 7 bytes */
 static const u8 kdbus_zeros[8];
-
-/* size of the TIMESTAMP item appended as metadata */
-#define KDBUS_TIMESTAMP_ITEM_SIZE \
-	KDBUS_ITEM_SIZE(sizeof(struct kdbus_timestamp))
 
 static void kdbus_gaps_free(struct kref *kref)
 {
@@ -217,6 +219,13 @@ static struct kdbus_staging *kdbus_staging_alloc(struct kdbus_bus *bus,
 
 	staging->msg = kzalloc(msg_size, GFP_KERNEL_ACCOUNT);
 	if (!staging->msg) {
+		kfree(staging);
+		return ERR_PTR(-ENOMEM);
+	}
+
+	staging->meta_conn = kdbus_meta_conn_new();
+	if (IS_ERR(staging->meta_conn)) {
+		kfree(staging->msg);
 		kfree(staging);
 		return ERR_PTR(-ENOMEM);
 	}
@@ -532,6 +541,17 @@ struct kdbus_staging *kdbus_staging_new_user(struct kdbus_bus *bus,
 	staging->msg_size = trimmed;
 	memcpy(staging->msg, msg, trimmed);
 	staging->msg->src_id = src->id;
+	staging->src = src;
+
+	/* a faked identity reveals no task data at all (core.md §13.2) */
+	if (!src->fake) {
+		staging->meta_proc = kdbus_meta_proc_new();
+		if (IS_ERR(staging->meta_proc)) {
+			ret = PTR_ERR(staging->meta_proc);
+			staging->meta_proc = NULL;
+			goto error;
+		}
+	}
 
 	if (n_parts > 0) {
 		staging->parts = kcalloc(n_parts, sizeof(*staging->parts),
@@ -642,6 +662,9 @@ struct kdbus_staging *kdbus_staging_free(struct kdbus_staging *staging)
 	if (!staging)
 		return NULL;
 
+	kfree(staging->meta_items);
+	kdbus_meta_conn_unref(staging->meta_conn);
+	kdbus_meta_proc_unref(staging->meta_proc);
 	kdbus_gaps_unref(staging->gaps);
 	kdbus_bus_unref(staging->bus);
 	kfree(staging->parts);
@@ -650,27 +673,75 @@ struct kdbus_staging *kdbus_staging_free(struct kdbus_staging *staging)
 	return NULL;
 }
 
-static bool kdbus_staging_want_timestamp(struct kdbus_staging *staging,
-					 struct kdbus_conn *dst)
+/*
+ * Render the metadata items @dst gets (core.md §13.1): task data is
+ * collected from current (the sending thread) the first time a receiver
+ * of the message wants an item, connection data likewise; both are then
+ * shared by all receivers. Owned names are read under the name registry
+ * lock, which every delivery path of a user message holds.
+ */
+static int kdbus_staging_meta(struct kdbus_staging *staging,
+			      struct kdbus_conn *dst)
 {
-	return staging->kernel ||
-	       (atomic64_read(&dst->attach_flags_recv) &
-		KDBUS_ATTACH_TIMESTAMP);
+	struct kdbus_timestamp ts = {
+		.seqnum = staging->seq,
+		.monotonic_ns = staging->ts_monotonic,
+		.realtime_ns = staging->ts_realtime,
+	};
+	u64 mask;
+	int ret;
+
+	kfree(staging->meta_items);
+	staging->meta_items = NULL;
+	staging->meta_size = 0;
+	staging->meta_dst = NULL;
+
+	if (staging->kernel)
+		mask = KDBUS_ATTACH_TIMESTAMP;
+	else
+		mask = kdbus_meta_msg_mask(staging->src, dst);
+
+	ret = kdbus_meta_proc_collect(staging->meta_proc, mask);
+	if (ret < 0)
+		return ret;
+
+	ret = kdbus_meta_conn_collect(staging->meta_conn, staging->src, &ts,
+				      mask);
+	if (ret < 0)
+		return ret;
+
+	ret = kdbus_meta_emit(staging->meta_proc, NULL, staging->meta_conn,
+			      dst, mask, &staging->meta_items,
+			      &staging->meta_size);
+	if (ret < 0)
+		return ret;
+
+	staging->meta_dst = dst;
+	return 0;
 }
 
 /*
  * Per-receiver layout: the header size as delivered, the offset of the
- * payload stream and the slice size.
+ * payload stream and the slice size. The metadata of @dst is rendered.
  */
 static void kdbus_staging_layout(struct kdbus_staging *staging,
-				 struct kdbus_conn *dst, u64 *out_msg_size,
-				 u64 *out_payload_off, u64 *out_slice_size)
+				 u64 *out_msg_size, u64 *out_payload_off,
+				 u64 *out_slice_size)
 {
 	u64 msg_size = staging->msg_size;
 	u64 payload_off;
 
-	if (kdbus_staging_want_timestamp(staging, dst))
-		msg_size = KDBUS_ALIGN8(msg_size) + KDBUS_TIMESTAMP_ITEM_SIZE;
+	if (staging->meta_size > 0) {
+		struct kdbus_item *item, *last = NULL;
+
+		KDBUS_ITEMS_FOREACH(item, staging->meta_items,
+				    staging->meta_size)
+			last = item;
+
+		/* the final item's padding is not part of kdbus_msg.size */
+		msg_size = KDBUS_ALIGN8(msg_size) + staging->meta_size -
+			   (KDBUS_ALIGN8(last->size) - last->size);
+	}
 
 	payload_off = KDBUS_ALIGN8(msg_size);
 	*out_msg_size = msg_size;
@@ -682,17 +753,26 @@ static void kdbus_staging_layout(struct kdbus_staging *staging,
  * kdbus_staging_size() - size of the slice a message needs in a receiver
  * @staging:	staging object
  * @dst:	receiving connection
+ * @out_size:	set to the slice size in bytes (a multiple of 8)
  *
- * Return: slice size in bytes (a multiple of 8)
+ * Renders the metadata @dst gets; kdbus_staging_emit() for the same
+ * receiver writes exactly this many bytes.
+ *
+ * Return: 0 on success, negative error code on failure.
  */
-size_t kdbus_staging_size(struct kdbus_staging *staging,
-			  struct kdbus_conn *dst)
+int kdbus_staging_size(struct kdbus_staging *staging,
+		       struct kdbus_conn *dst, size_t *out_size)
 {
 	u64 msg_size, payload_off, slice_size;
+	int ret;
 
-	kdbus_staging_layout(staging, dst, &msg_size, &payload_off,
-			     &slice_size);
-	return slice_size;
+	ret = kdbus_staging_meta(staging, dst);
+	if (ret < 0)
+		return ret;
+
+	kdbus_staging_layout(staging, &msg_size, &payload_off, &slice_size);
+	*out_size = slice_size;
+	return 0;
 }
 
 /* rebase the PAYLOAD_OFF items of the staged header onto @base */
@@ -801,20 +881,18 @@ int kdbus_staging_emit(struct kdbus_staging *staging,
 		       struct kdbus_conn *dst,
 		       struct kdbus_pool_slice *slice)
 {
-	struct {
-		u64 size;
-		u64 type;
-		struct kdbus_timestamp ts;
-	} ts_item;
 	u64 msg_size, payload_off, slice_size, end;
 	struct kvec kvec[4];
 	size_t n = 0, len = 0;
 	int ret;
 
-	BUILD_BUG_ON(sizeof(ts_item) != KDBUS_TIMESTAMP_ITEM_SIZE);
+	if (staging->meta_dst != dst) {
+		ret = kdbus_staging_meta(staging, dst);
+		if (ret < 0)
+			return ret;
+	}
 
-	kdbus_staging_layout(staging, dst, &msg_size, &payload_off,
-			     &slice_size);
+	kdbus_staging_layout(staging, &msg_size, &payload_off, &slice_size);
 	kdbus_staging_rebase(staging, payload_off);
 	staging->msg->size = msg_size;
 
@@ -822,7 +900,7 @@ int kdbus_staging_emit(struct kdbus_staging *staging,
 	kvec[n++].iov_len = staging->msg_size;
 	len += staging->msg_size;
 
-	if (kdbus_staging_want_timestamp(staging, dst)) {
+	if (staging->meta_size > 0) {
 		size_t pad = KDBUS_ALIGN8(staging->msg_size) -
 			     staging->msg_size;
 
@@ -832,14 +910,9 @@ int kdbus_staging_emit(struct kdbus_staging *staging,
 			len += pad;
 		}
 
-		ts_item.size = KDBUS_TIMESTAMP_ITEM_SIZE;
-		ts_item.type = KDBUS_ITEM_TIMESTAMP;
-		ts_item.ts.seqnum = staging->seq;
-		ts_item.ts.monotonic_ns = staging->ts_monotonic;
-		ts_item.ts.realtime_ns = staging->ts_realtime;
-		kvec[n].iov_base = &ts_item;
-		kvec[n++].iov_len = sizeof(ts_item);
-		len += sizeof(ts_item);
+		kvec[n].iov_base = staging->meta_items;
+		kvec[n++].iov_len = staging->meta_size;
+		len += staging->meta_size;
 	}
 
 	if (payload_off > len) {
@@ -1346,7 +1419,6 @@ static int kdbus_msg_route(struct kdbus_conn *src, struct kdbus_cmd_send *cmd,
 	struct kdbus_bus *bus = src->ep->bus;
 	struct kdbus_reply *sync_reply = NULL;
 	struct kdbus_conn *dst;
-	bool lock_names;
 	u64 name_id;
 	int ret;
 
@@ -1371,11 +1443,10 @@ static int kdbus_msg_route(struct kdbus_conn *src, struct kdbus_cmd_send *cmd,
 
 	/*
 	 * The name must keep its owner until the message is queued; NAME
-	 * match rules of a signal read the sender's names.
+	 * match rules of a signal and the OWNED_NAME metadata read the
+	 * sender's names.
 	 */
-	lock_names = staging->dst_name || (msg->flags & KDBUS_MSG_SIGNAL);
-	if (lock_names)
-		down_read(&bus->name_registry->rwlock);
+	down_read(&bus->name_registry->rwlock);
 
 	ret = kdbus_msg_pin_dst(bus, staging, &dst, &name_id);
 	if (ret < 0)
@@ -1407,8 +1478,7 @@ static int kdbus_msg_route(struct kdbus_conn *src, struct kdbus_cmd_send *cmd,
 	kdbus_conn_unref(dst);
 
 exit_unlock:
-	if (lock_names)
-		up_read(&bus->name_registry->rwlock);
+	up_read(&bus->name_registry->rwlock);
 
 	/* wait without the registry lock: the answer may take long */
 	if (sync_reply) {

@@ -18,6 +18,9 @@
 struct file;
 struct kdbus_bus;
 struct kdbus_conn;
+struct kdbus_item;
+struct kdbus_meta_conn;
+struct kdbus_meta_proc;
 struct kdbus_pool_slice;
 
 /**
@@ -49,6 +52,8 @@ struct kdbus_gaps {
 /**
  * struct kdbus_staging - a message being delivered
  * @bus:		bus the message is sent on (reference held)
+ * @src:		sending connection, NULL for kernel notifications; not
+ *			pinned, the sender's command outlives the object
  * @gaps:		descriptors carried by the message, or NULL
  * @msg:		kernel copy of the header and items; PAYLOAD_VEC items
  *			are already rewritten into PAYLOAD_OFF
@@ -60,6 +65,12 @@ struct kdbus_gaps {
  * @ts_monotonic:	CLOCK_MONOTONIC timestamp of the message
  * @ts_realtime:	CLOCK_REALTIME timestamp of the message
  * @kernel:		kernel notification (TIMESTAMP always attached)
+ * @meta_proc:		task metadata of the sender, collected as receivers
+ *			ask; NULL for kernel notifications and faked senders
+ * @meta_conn:		connection metadata of the sender and the timestamp
+ * @meta_dst:		receiver @meta_items was rendered for, or NULL
+ * @meta_items:		metadata items rendered for @meta_dst, or NULL
+ * @meta_size:		size of @meta_items (every item padded)
  * @n_parts:		number of elements in @parts
  * @n_payload:		total length of the inline payload stream
  * @parts:		payload stream; entries with a NULL iov_base are
@@ -71,6 +82,7 @@ struct kdbus_gaps {
  */
 struct kdbus_staging {
 	struct kdbus_bus *bus;
+	struct kdbus_conn *src;
 	struct kdbus_gaps *gaps;
 	struct kdbus_msg *msg;
 	size_t msg_size;
@@ -81,6 +93,11 @@ struct kdbus_staging {
 	u64 ts_monotonic;
 	u64 ts_realtime;
 	bool kernel;
+	struct kdbus_meta_proc *meta_proc;
+	struct kdbus_meta_conn *meta_conn;
+	const struct kdbus_conn *meta_dst;
+	struct kdbus_item *meta_items;
+	size_t meta_size;
 	size_t n_parts;
 	size_t n_payload;
 	struct iovec *parts;
@@ -101,8 +118,8 @@ struct kdbus_staging *kdbus_staging_new_user(struct kdbus_bus *bus,
 					     struct kdbus_cmd_send *cmd,
 					     struct kdbus_msg *msg);
 struct kdbus_staging *kdbus_staging_free(struct kdbus_staging *staging);
-size_t kdbus_staging_size(struct kdbus_staging *staging,
-			  struct kdbus_conn *dst);
+int kdbus_staging_size(struct kdbus_staging *staging,
+		       struct kdbus_conn *dst, size_t *out_size);
 int kdbus_staging_emit(struct kdbus_staging *staging,
 		       struct kdbus_conn *dst,
 		       struct kdbus_pool_slice *slice);

@@ -612,65 +612,6 @@ void kdbus_name_release_all(struct kdbus_name_registry *reg,
 }
 
 /**
- * kdbus_name_owned_items() - KDBUS_ITEM_OWNED_NAME items of a connection
- * @reg:		The name registry
- * @conn:		The connection
- * @out_size:		Set to the size of the returned buffer
- *
- * Builds one OWNED_NAME item (record flags and name, padded to 8) for each
- * name @conn owns, in creation order: its records without IN_QUEUE, an
- * activator's record included while it is the current owner
- * (registry.md §2.2, §9.1).
- *
- * Return: a kmalloc'ed buffer (free with kfree()), NULL if @conn owns no
- * name, or ERR_PTR(-ENOMEM).
- */
-void *kdbus_name_owned_items(struct kdbus_name_registry *reg,
-			     struct kdbus_conn *conn, size_t *out_size)
-{
-	struct kdbus_name_owner *o;
-	struct kdbus_item *item;
-	size_t size = 0, len;
-	void *buf = NULL;
-
-	*out_size = 0;
-
-	down_read(&reg->rwlock);
-
-	list_for_each_entry(o, &conn->names_list, conn_entry)
-		if (!(o->flags & KDBUS_NAME_IN_QUEUE))
-			size += KDBUS_ITEM_SIZE(sizeof(struct kdbus_name) +
-						strlen(o->name->name) + 1);
-	if (size == 0)
-		goto exit;
-
-	buf = kzalloc(size, GFP_KERNEL_ACCOUNT);
-	if (!buf) {
-		buf = ERR_PTR(-ENOMEM);
-		goto exit;
-	}
-
-	item = buf;
-	list_for_each_entry(o, &conn->names_list, conn_entry) {
-		if (o->flags & KDBUS_NAME_IN_QUEUE)
-			continue;
-
-		len = strlen(o->name->name) + 1;
-		item->size = KDBUS_ITEM_HEADER_SIZE +
-			     sizeof(struct kdbus_name) + len;
-		item->type = KDBUS_ITEM_OWNED_NAME;
-		item->name.flags = o->flags;
-		memcpy(item->name.name, o->name->name, len);
-		item = KDBUS_ITEM_NEXT(item);
-	}
-	*out_size = size;
-
-exit:
-	up_read(&reg->rwlock);
-	return buf;
-}
-
-/**
  * kdbus_cmd_name_acquire() - handle KDBUS_CMD_NAME_ACQUIRE
  * @conn:		connection to operate on
  * @argp:		command payload

@@ -91,8 +91,6 @@ int kdbus_name_acquire(struct kdbus_name_registry *reg,
 		       u64 flags, u64 *return_flags);
 void kdbus_name_release_all(struct kdbus_name_registry *reg,
 			    struct kdbus_conn *conn);
-void *kdbus_name_owned_items(struct kdbus_name_registry *reg,
-			     struct kdbus_conn *conn, size_t *out_size);
 
 int kdbus_cmd_name_acquire(struct kdbus_conn *conn, void __user *argp);
 int kdbus_cmd_name_release(struct kdbus_conn *conn, void __user *argp);

@@ -114,7 +114,10 @@ struct kdbus_queue_entry *kdbus_queue_entry_new(struct kdbus_conn *src,
 	entry->user = src ? kdbus_user_ref(src->user) : NULL;
 	entry->gaps = kdbus_gaps_ref(staging->gaps);
 
-	size = kdbus_staging_size(staging, dst);
+	ret = kdbus_staging_size(staging, dst, &size);
+	if (ret < 0)
+		goto error;
+
 	ret = kdbus_conn_quota_inc(dst, entry->user, size,
 				   kdbus_queue_entry_fds(entry));
 	if (ret < 0)
