@@ -25,7 +25,8 @@ export KVER KDIR
 # Parts of the tree that exist (others are written in parallel); once all
 # exist, a failure in any fails the build.
 SUBDIRS := $(patsubst %/Makefile,%,$(wildcard kernel/Makefile test/kernel/Makefile \
-	test/host/Makefile examples/Makefile))
+	test/host/Makefile lib/Makefile tools/Makefile test/kernel-lib/Makefile \
+	examples/Makefile))
 
 VERSION := $(shell git -C $(TOP) describe --tags --always --dirty 2>/dev/null || echo 0.1)
 

@@ -57,6 +57,21 @@ else
 fi
 passed=$((passed + p)) failed=$((failed + f)) skipped=$((skipped + s))
 
+# libkdbus and kdbusctl against the real module (a second boot; a full
+# run, or T= naming "lib")
+if [ -f "$REPO/test/kernel-lib/test-lib.c" ] && { [ -z "${T:-}" ] || [[ " $T " == *" lib "* ]]; }; then
+	echo "== library and tool tests in the VM (test/kernel-lib)"
+	"$REPO/vm/run" --tap -c "/host$REPO/test/kernel-lib/test-lib; r=\$?; /host$REPO/test/kernel-lib/test-kdbusctl.sh || r=1; exit \$r" 2>&1 | tee "$LOG/vm-lib.log"
+	line=$(grep -E '^vm: [0-9]+ passed, [0-9]+ failed, [0-9]+ skipped' "$LOG/vm-lib.log" | tail -n1)
+	if [ -n "$line" ]; then
+		read -r p f s < <(sed -E 's/^vm: ([0-9]+) passed, ([0-9]+) failed, ([0-9]+) skipped.*/\1 \2 \3/' <<<"$line")
+	else
+		echo "vm: the library VM run did not complete"
+		p=0 f=1 s=0
+	fi
+	passed=$((passed + p)) failed=$((failed + f)) skipped=$((skipped + s))
+fi
+
 echo "total: $skipped skipped"
 echo "$passed passed, $failed failed"
 [ "$failed" = 0 ]

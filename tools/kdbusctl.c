@@ -1,0 +1,1236 @@
+// SPDX-License-Identifier: GPL-2.0-or-later
+/*
+ * kdbusctl: inspect and drive a kdbus bus, in the manner of busctl.
+ *
+ * Verbs: list, status, call, emit, monitor (--pcap), pcap-dump, wait,
+ * make-bus, make-endpoint. Exit codes: 0 success, 1 the operation failed
+ * (D-Bus error, kernel refusal), 2 usage error, 3 no such name or peer,
+ * 4 timeout. See Documentation/kdbusctl.1.
+ */
+#define _GNU_SOURCE
+#include <errno.h>
+#include <fcntl.h>
+#include <getopt.h>
+#include <inttypes.h>
+#include <signal.h>
+#include <stdarg.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/time.h>
+#include <sys/wait.h>
+#include <time.h>
+#include <unistd.h>
+
+#include <linux/kdbus.h>
+
+#include "kdbus.h"
+#include "signature.h"
+
+enum {
+        EXIT_OK = 0,
+        EXIT_FAIL = 1,
+        EXIT_USAGE = 2,
+        EXIT_NOTFOUND = 3,
+        EXIT_TIMEOUT = 4,
+};
+
+#define PCAP_LINKTYPE_DBUS      231
+#define PCAP_SNAPLEN            134217728u
+
+static const char *arg_bus;
+static const char *arg_root = KDBUS_BUS_DEFAULT_ROOT;
+static bool arg_user;
+static bool arg_json;
+static bool arg_quiet;
+static bool arg_world;
+static const char *arg_pcap;
+static const char *arg_destination;
+static uint64_t arg_timeout_usec;
+static volatile sig_atomic_t quit;
+
+static void help(void)
+{
+        printf("kdbusctl [OPTIONS...] COMMAND ...\n\n"
+               "Introspect and drive a kdbus bus.\n\n"
+               "Commands:\n"
+               "  list                         List connections and names\n"
+               "  status NAME|ID               Show everything known about a peer\n"
+               "  call DEST PATH IFACE METHOD [SIGNATURE [ARGS...]]\n"
+               "                               Call a method and print the reply\n"
+               "  emit PATH IFACE SIGNAL [SIGNATURE [ARGS...]]\n"
+               "                               Emit a signal (broadcast unless --destination)\n"
+               "  monitor [RULE...]            Show bus traffic (needs bus ownership)\n"
+               "  pcap-dump FILE               Print the messages of a pcap from monitor --pcap\n"
+               "  wait NAME                    Wait until NAME has an owner\n"
+               "  make-bus NAME [-- CMD...]    Create a bus; keep it while CMD runs or until killed\n"
+               "  make-endpoint NAME [-- CMD...]\n"
+               "                               Create a custom endpoint on the bus\n\n"
+               "Options:\n"
+               "  -h --help                    Show this help\n"
+               "     --bus=PATH|ADDRESS        Bus node or kernel:path= address\n"
+               "     --system                  The system bus (default)\n"
+               "     --user                    The calling user's bus\n"
+               "     --root=DIR                kdbusfs mount (default /sys/fs/kdbus)\n"
+               "     --json                    Machine-readable output\n"
+               "  -q --quiet                   Print nothing on success (call, emit)\n"
+               "     --timeout=SECS            Call and wait timeout\n"
+               "     --destination=NAME        Unicast signal for emit\n"
+               "     --pcap=FILE               monitor: write pcap (link type 231)\n"
+               "     --world                   make-bus/make-endpoint: world-accessible\n\n"
+               "Exit status: 0 success, 1 failure, 2 usage, 3 no such name, 4 timeout.\n");
+}
+
+static int fail(int code, const char *fmt, ...)
+{
+        va_list ap;
+
+        fprintf(stderr, "kdbusctl: ");
+        va_start(ap, fmt);
+        vfprintf(stderr, fmt, ap);
+        va_end(ap);
+        fprintf(stderr, "\n");
+        return code;
+}
+
+static int errno_exit(int r)
+{
+        r = r < 0 ? -r : r;
+        if (r == ENXIO || r == ESRCH || r == EADDRNOTAVAIL || r == ENOENT)
+                return EXIT_NOTFOUND;
+        if (r == ETIMEDOUT)
+                return EXIT_TIMEOUT;
+        return EXIT_FAIL;
+}
+
+static int connect_bus(struct kdbus_bus **ret, bool monitor)
+{
+        struct kdbus_bus *bus = NULL;
+        char path[512];
+        int r;
+
+        if (arg_bus)
+                snprintf(path, sizeof(path), "%s", arg_bus);
+        else if (arg_user)
+                snprintf(path, sizeof(path), "%s/%u-user/bus", arg_root, (unsigned int)getuid());
+        else
+                snprintf(path, sizeof(path), "%s/0-system/bus", arg_root);
+
+        r = kdbus_bus_new(&bus);
+        if (r >= 0)
+                r = kdbus_bus_set_address(bus, path);
+        if (r >= 0)
+                r = kdbus_bus_set_description(bus, "kdbusctl");
+        if (r >= 0 && monitor)
+                r = kdbus_bus_set_monitor(bus, true);
+        if (r >= 0 && monitor)
+                r = kdbus_bus_set_attach_recv(bus, KDBUS_ATTACH_TIMESTAMP | KDBUS_ATTACH_NAMES);
+        if (r >= 0)
+                r = kdbus_bus_start(bus);
+        if (r < 0) {
+                kdbus_bus_unref(bus);
+                return fail(errno_exit(r), "cannot connect to %s: %s", path, strerror(-r));
+        }
+        *ret = bus;
+        return 0;
+}
+
+/* ------------------------------------------------------------------ */
+/* JSON and text output of values */
+
+static void json_string(FILE *f, const char *s)
+{
+        fputc('"', f);
+        for (; *s; s++) {
+                unsigned char c = (unsigned char)*s;
+
+                if (c == '"' || c == '\\')
+                        fprintf(f, "\\%c", c);
+                else if (c < 0x20)
+                        fprintf(f, "\\u%04x", c);
+                else
+                        fputc(c, f);
+        }
+        fputc('"', f);
+}
+
+static void text_string(FILE *f, const char *s)
+{
+        fputc('"', f);
+        for (; *s; s++) {
+                if (*s == '"' || *s == '\\')
+                        fputc('\\', f);
+                fputc(*s, f);
+        }
+        fputc('"', f);
+}
+
+static int print_value(FILE *f, struct kdbus_message *m, char type, const char *contents);
+
+/* values until the end of the current container */
+static int print_values(FILE *f, struct kdbus_message *m, bool json)
+{
+        bool first = true;
+
+        for (;;) {
+                const char *contents = NULL;
+                char type;
+                int r = kdbus_message_peek_type(m, &type, &contents);
+
+                if (r < 0)
+                        return r;
+                if (r == 0)
+                        return 0;
+                if (!first)
+                        fputs(json ? "," : " ", f);
+                first = false;
+                r = print_value(f, m, type, contents);
+                if (r < 0)
+                        return r;
+        }
+}
+
+static int print_value(FILE *f, struct kdbus_message *m, char type, const char *contents)
+{
+        union {
+                uint8_t y; int b; int16_t n; uint16_t q; int32_t i; uint32_t u;
+                int64_t x; uint64_t t; double d; const char *s; int h;
+        } v;
+        char *c = contents ? strdup(contents) : NULL;
+        int r = 0;
+
+        if (contents && !c)
+                return -ENOMEM;
+        switch (type) {
+        case 'a':
+        case '(':
+        case '{':
+        case 'v':
+                /* JSON only: text mode handles containers in print_any() */
+                if (type == 'v') {
+                        fprintf(f, "{\"type\":");
+                        json_string(f, c);
+                        fprintf(f, ",\"data\":");
+                }
+                r = kdbus_message_enter_container(m, type, c);
+                if (r < 0)
+                        break;
+                fputs(type == 'v' ? "" : "[", f);
+                r = print_values(f, m, true);
+                if (r < 0)
+                        break;
+                fputs(type == 'v' ? "}" : "]", f);
+                r = kdbus_message_exit_container(m);
+                break;
+        case 'y':
+                r = kdbus_message_read_basic(m, type, &v.y);
+                fprintf(f, "%u", v.y);
+                break;
+        case 'b':
+                r = kdbus_message_read_basic(m, type, &v.b);
+                fprintf(f, "%s", v.b ? "true" : "false");
+                break;
+        case 'n':
+                r = kdbus_message_read_basic(m, type, &v.n);
+                fprintf(f, "%d", v.n);
+                break;
+        case 'q':
+                r = kdbus_message_read_basic(m, type, &v.q);
+                fprintf(f, "%u", v.q);
+                break;
+        case 'i':
+                r = kdbus_message_read_basic(m, type, &v.i);
+                fprintf(f, "%" PRId32, v.i);
+                break;
+        case 'u':
+                r = kdbus_message_read_basic(m, type, &v.u);
+                fprintf(f, "%" PRIu32, v.u);
+                break;
+        case 'x':
+                r = kdbus_message_read_basic(m, type, &v.x);
+                fprintf(f, "%" PRId64, v.x);
+                break;
+        case 't':
+                r = kdbus_message_read_basic(m, type, &v.t);
+                fprintf(f, "%" PRIu64, v.t);
+                break;
+        case 'd':
+                r = kdbus_message_read_basic(m, type, &v.d);
+                fprintf(f, "%.17g", v.d);
+                break;
+        case 'h':
+                r = kdbus_message_read_basic(m, type, &v.h);
+                if (r == -EBADF) {
+                        kdbus_message_skip(m, "h");
+                        v.h = -1;
+                        r = 1;
+                }
+                fprintf(f, "%d", v.h);
+                break;
+        case 's':
+        case 'o':
+        case 'g':
+                r = kdbus_message_read_basic(m, type, &v.s);
+                if (r >= 0) {
+                        if (arg_json)
+                                json_string(f, v.s);
+                        else
+                                text_string(f, v.s);
+                }
+                break;
+        default:
+                r = kdbus_message_skip(m, NULL);
+                break;
+        }
+        free(c);
+        return r < 0 ? r : 0;
+}
+
+/*
+ * Text output of arrays prints the element count first, which needs a
+ * second pass over the container; print_value reports that by returning
+ * 1 after it counted. This wrapper handles arrays in text mode.
+ */
+static int print_value_text_array(FILE *f, struct kdbus_message *m, const char *contents);
+
+static int print_any(FILE *f, struct kdbus_message *m);
+
+static int print_value_text_array(FILE *f, struct kdbus_message *m, const char *contents)
+{
+        unsigned int n = 0;
+        bool first = true;
+        int r;
+
+        /* count on a saved position: enter, skip all, exit, then rewind and seek */
+        r = kdbus_message_enter_container(m, 'a', contents);
+        if (r < 0)
+                return r;
+        for (;;) {
+                const char *c2 = NULL;
+                char t;
+
+                r = kdbus_message_peek_type(m, &t, &c2);
+                if (r <= 0)
+                        break;
+                n++;
+                if (!first)
+                        fputc(' ', f);
+                first = false;
+                r = print_any(f, m);
+                if (r < 0)
+                        return r;
+        }
+        (void)n;
+        return kdbus_message_exit_container(m);
+}
+
+/* text mode: arrays print "[ elements ]", structs "( fields )" */
+static int print_any(FILE *f, struct kdbus_message *m)
+{
+        const char *contents = NULL;
+        char type, *c;
+        int r;
+
+        r = kdbus_message_peek_type(m, &type, &contents);
+        if (r <= 0)
+                return r;
+        if (arg_json || !(type == 'a' || type == '(' || type == '{' || type == 'v'))
+                return print_value(f, m, type, contents);
+        c = strdup(contents);
+        if (!c)
+                return -ENOMEM;
+        if (type == 'a') {
+                fputs("[", f);
+                r = print_value_text_array(f, m, c);
+                fputs("]", f);
+        } else {
+                if (type == 'v')
+                        fprintf(f, "%s ", c);
+                else
+                        fputs(type == '(' ? "(" : "{", f);
+                r = kdbus_message_enter_container(m, type, c);
+                if (r >= 0) {
+                        bool first = true;
+
+                        while (kdbus_message_peek_type(m, NULL, NULL) > 0) {
+                                if (!first)
+                                        fputc(' ', f);
+                                first = false;
+                                r = print_any(f, m);
+                                if (r < 0)
+                                        break;
+                        }
+                        if (r >= 0)
+                                r = kdbus_message_exit_container(m);
+                }
+                if (type != 'v')
+                        fputs(type == '(' ? ")" : "}", f);
+        }
+        free(c);
+        return r < 0 ? r : 1;
+}
+
+static int print_body(FILE *f, struct kdbus_message *m)
+{
+        const char *sig = kdbus_message_get_signature(m);
+        bool first = true;
+        int r = 0;
+
+        kdbus_message_rewind(m);
+        if (arg_json) {
+                fprintf(f, "{\"type\":");
+                json_string(f, sig);
+                fprintf(f, ",\"data\":[");
+                r = print_values(f, m, true);
+                fprintf(f, "]}");
+        } else {
+                fprintf(f, "%s", sig);
+                while (kdbus_message_peek_type(m, NULL, NULL) > 0) {
+                        fputc(' ', f);
+                        (void)first;
+                        r = print_any(f, m);
+                        if (r < 0)
+                                break;
+                }
+        }
+        fputc('\n', f);
+        kdbus_message_rewind(m);
+        return r < 0 ? r : 0;
+}
+
+/* ------------------------------------------------------------------ */
+/* building a body from command-line words */
+
+static int append_words(struct kdbus_message *m, const char *sig, size_t sig_len, char **words,
+                        int n_words, int *pos);
+
+static int append_one(struct kdbus_message *m, const char *t, size_t tlen, char **words, int n_words,
+                      int *pos)
+{
+        char contents[256];
+        const char *w;
+        int r;
+
+        if (t[0] == 'a') {
+                unsigned long n;
+                char *end;
+
+                if (*pos >= n_words)
+                        return -EINVAL;
+                n = strtoul(words[(*pos)++], &end, 10);
+                if (*end)
+                        return -EINVAL;
+                memcpy(contents, t + 1, tlen - 1);
+                contents[tlen - 1] = 0;
+                r = kdbus_message_open_container(m, 'a', contents);
+                if (r < 0)
+                        return r;
+                for (unsigned long i = 0; i < n; i++) {
+                        r = append_one(m, contents, tlen - 1, words, n_words, pos);
+                        if (r < 0)
+                                return r;
+                }
+                return kdbus_message_close_container(m);
+        }
+        if (t[0] == '(' || t[0] == '{') {
+                memcpy(contents, t + 1, tlen - 2);
+                contents[tlen - 2] = 0;
+                r = kdbus_message_open_container(m, t[0], contents);
+                if (r < 0)
+                        return r;
+                r = append_words(m, contents, tlen - 2, words, n_words, pos);
+                if (r < 0)
+                        return r;
+                return kdbus_message_close_container(m);
+        }
+        if (*pos >= n_words)
+                return -EINVAL;
+        w = words[(*pos)++];
+        if (t[0] == 'v') {
+                r = kdbus_message_open_container(m, 'v', w);
+                if (r < 0)
+                        return r;
+                r = append_words(m, w, strlen(w), words, n_words, pos);
+                if (r < 0)
+                        return r;
+                return kdbus_message_close_container(m);
+        }
+        switch (t[0]) {
+        case 's': case 'o': case 'g':
+                return kdbus_message_append_basic(m, t[0], w);
+        case 'b': {
+                int b = !strcmp(w, "true") || !strcmp(w, "yes") || !strcmp(w, "1");
+
+                if (!b && strcmp(w, "false") && strcmp(w, "no") && strcmp(w, "0"))
+                        return -EINVAL;
+                return kdbus_message_append_basic(m, 'b', &b);
+        }
+        case 'd': {
+                char *end;
+                double d = strtod(w, &end);
+
+                if (*end || end == w)
+                        return -EINVAL;
+                return kdbus_message_append_basic(m, 'd', &d);
+        }
+        case 'h': {
+                int fd = open(w, O_RDONLY | O_CLOEXEC);
+
+                if (fd < 0)
+                        return -errno;
+                r = kdbus_message_append_basic(m, 'h', &fd);
+                close(fd);
+                return r;
+        }
+        default: {
+                char *end;
+                long long sv = 0;
+                unsigned long long uv = 0;
+                bool is_signed = strchr("nix", t[0]) != NULL;
+                union { uint8_t y; int16_t n; uint16_t q; int32_t i; uint32_t u; int64_t x; uint64_t t; } v;
+
+                errno = 0;
+                if (is_signed)
+                        sv = strtoll(w, &end, 0);
+                else
+                        uv = strtoull(w, &end, 0);
+                if (*end || end == w || errno)
+                        return -EINVAL;
+                switch (t[0]) {
+                case 'y': v.y = (uint8_t)uv; break;
+                case 'n': v.n = (int16_t)sv; break;
+                case 'q': v.q = (uint16_t)uv; break;
+                case 'i': v.i = (int32_t)sv; break;
+                case 'u': v.u = (uint32_t)uv; break;
+                case 'x': v.x = (int64_t)sv; break;
+                case 't': v.t = (uint64_t)uv; break;
+                default: return -EINVAL;
+                }
+                return kdbus_message_append_basic(m, t[0], &v);
+        }
+        }
+}
+
+static int append_words(struct kdbus_message *m, const char *sig, size_t sig_len, char **words,
+                        int n_words, int *pos)
+{
+        size_t off = 0;
+
+        while (off < sig_len) {
+                size_t len;
+                char buf[256];
+                int r;
+
+                memcpy(buf, sig + off, sig_len - off);
+                buf[sig_len - off] = 0;
+                r = kdbus_signature_next(buf, 0, 0, &len);
+                if (r < 0)
+                        return r;
+                r = append_one(m, buf, len, words, n_words, pos);
+                if (r < 0)
+                        return r;
+                off += len;
+        }
+        return 0;
+}
+
+static int append_args(struct kdbus_message *m, int argc, char **argv)
+{
+        int pos = 1, r;
+
+        if (argc == 0)
+                return 0;
+        if (strlen(argv[0]) > 255 || kdbus_signature_validate(argv[0]) < 0)
+                return fail(EXIT_USAGE, "invalid signature '%s'", argv[0]);
+        r = append_words(m, argv[0], strlen(argv[0]), argv, argc, &pos);
+        if (r < 0)
+                return fail(EXIT_USAGE, "arguments do not fit signature '%s': %s", argv[0],
+                            strerror(-r));
+        if (pos != argc)
+                return fail(EXIT_USAGE, "too many arguments for signature '%s'", argv[0]);
+        return 0;
+}
+
+/* ------------------------------------------------------------------ */
+/* verbs */
+
+static int verb_call(int argc, char **argv)
+{
+        struct kdbus_error err = KDBUS_ERROR_NULL;
+        struct kdbus_message *m = NULL, *reply = NULL;
+        struct kdbus_bus *bus = NULL;
+        int r;
+
+        if (argc < 5)
+                return fail(EXIT_USAGE, "call needs DEST PATH IFACE METHOD");
+        r = connect_bus(&bus, false);
+        if (r)
+                return r;
+        r = kdbus_message_new_method_call(&m, argv[1], argv[2], argv[3], argv[4]);
+        if (r < 0) {
+                r = fail(EXIT_USAGE, "invalid destination, path, interface or method: %s",
+                         strerror(-r));
+                goto out;
+        }
+        r = append_args(m, argc - 5, argv + 5);
+        if (r)
+                goto out;
+        r = kdbus_bus_call(bus, m, arg_timeout_usec, &err, &reply);
+        if (r < 0) {
+                r = fail(errno_exit(r), "call failed: %s: %s", err.name ? err.name : "?",
+                         err.message ? err.message : strerror(-r));
+                goto out;
+        }
+        if (!arg_quiet && (arg_json || strcmp(kdbus_message_get_signature(reply), "") != 0))
+                print_body(stdout, reply);
+        r = EXIT_OK;
+out:
+        kdbus_error_free(&err);
+        kdbus_message_unref(m);
+        kdbus_message_unref(reply);
+        kdbus_bus_unref(bus);
+        return r;
+}
+
+static int verb_emit(int argc, char **argv)
+{
+        struct kdbus_message *m = NULL;
+        struct kdbus_bus *bus = NULL;
+        int r;
+
+        if (argc < 4)
+                return fail(EXIT_USAGE, "emit needs PATH IFACE SIGNAL");
+        r = connect_bus(&bus, false);
+        if (r)
+                return r;
+        r = kdbus_message_new_signal(&m, argv[1], argv[2], argv[3]);
+        if (r >= 0 && arg_destination)
+                r = kdbus_message_set_destination(m, arg_destination);
+        if (r < 0) {
+                r = fail(EXIT_USAGE, "invalid path, interface, signal or destination");
+                goto out;
+        }
+        r = append_args(m, argc - 4, argv + 4);
+        if (r)
+                goto out;
+        r = kdbus_bus_send(bus, m, NULL);
+        r = r < 0 ? fail(errno_exit(r), "emit failed: %s", strerror(-r)) : EXIT_OK;
+out:
+        kdbus_message_unref(m);
+        kdbus_bus_unref(bus);
+        return r;
+}
+
+static const char *user_name(uint64_t uid, char *buf, size_t size)
+{
+        snprintf(buf, size, "%" PRIu64, uid);
+        return buf;
+}
+
+static int verb_list(int argc, char **argv)
+{
+        struct kdbus_name_entry *e = NULL;
+        struct kdbus_bus *bus = NULL;
+        size_t n = 0;
+        bool first = true;
+        int r;
+
+        (void)argc;
+        (void)argv;
+        r = connect_bus(&bus, false);
+        if (r)
+                return r;
+        r = kdbus_bus_list(bus, KDBUS_LIST_UNIQUE | KDBUS_LIST_NAMES | KDBUS_LIST_ACTIVATORS |
+                           KDBUS_LIST_QUEUED, &e, &n);
+        if (r < 0) {
+                kdbus_bus_unref(bus);
+                return fail(EXIT_FAIL, "KDBUS_CMD_LIST failed: %s", strerror(-r));
+        }
+        if (arg_json)
+                printf("[");
+        else
+                printf("%-32s %7s %-15s %-6s %-10s %-20s %s\n", "NAME", "PID", "PROCESS", "USER",
+                       "CONNECTION", "DESCRIPTION", "FLAGS");
+        for (size_t pass = 0; pass < 2; pass++) {
+                /* unique names first (one per connection), then the names */
+                for (size_t i = 0; i < n; i++) {
+                        struct kdbus_metadata md;
+                        char unique[32], uid[24], flags[64] = "";
+                        const char *name;
+
+                        snprintf(unique, sizeof(unique), ":1.%" PRIu64, e[i].id);
+                        if (pass == 0) {
+                                bool seen = false;
+
+                                for (size_t k = 0; k < i; k++)
+                                        if (e[k].id == e[i].id)
+                                                seen = true;
+                                if (seen)
+                                        continue;
+                                name = unique;
+                        } else {
+                                if (!e[i].name)
+                                        continue;
+                                name = e[i].name;
+                        }
+                        if (kdbus_bus_get_conn_info(bus, unique, KDBUS_ATTACH_PIDS |
+                                                    KDBUS_ATTACH_CREDS | KDBUS_ATTACH_PID_COMM |
+                                                    KDBUS_ATTACH_CONN_DESCRIPTION, &md) < 0)
+                                memset(&md, 0, sizeof(md));
+                        if (e[i].conn_flags & KDBUS_HELLO_ACTIVATOR)
+                                strcat(flags, "activator ");
+                        if (e[i].conn_flags & KDBUS_HELLO_POLICY_HOLDER)
+                                strcat(flags, "policy-holder ");
+                        if (pass && (e[i].name_flags & KDBUS_NAME_IN_QUEUE))
+                                strcat(flags, "queued ");
+                        if (pass && (e[i].name_flags & KDBUS_NAME_ALLOW_REPLACEMENT))
+                                strcat(flags, "replaceable ");
+                        if (flags[0])
+                                flags[strlen(flags) - 1] = 0;
+                        if (arg_json) {
+                                printf("%s{\"name\":", first ? "" : ",");
+                                json_string(stdout, name);
+                                printf(",\"id\":%" PRIu64 ",\"connection\":\"%s\"", e[i].id, unique);
+                                if (md.has_pids)
+                                        printf(",\"pid\":%" PRIu64, md.pid);
+                                if (md.has_creds)
+                                        printf(",\"uid\":%" PRIu64, md.euid);
+                                if (md.pid_comm) {
+                                        printf(",\"process\":");
+                                        json_string(stdout, md.pid_comm);
+                                }
+                                if (md.description) {
+                                        printf(",\"description\":");
+                                        json_string(stdout, md.description);
+                                }
+                                printf(",\"flags\":");
+                                json_string(stdout, flags);
+                                printf("}");
+                        } else {
+                                char pid[24] = "-";
+
+                                if (md.has_pids)
+                                        snprintf(pid, sizeof(pid), "%" PRIu64, md.pid);
+                                printf("%-32s %7s %-15s %-6s %-10s %-20s %s\n", name, pid,
+                                       md.pid_comm ? md.pid_comm : "-",
+                                       md.has_creds ? user_name(md.euid, uid, sizeof(uid)) : "-",
+                                       unique, md.description ? md.description : "-",
+                                       flags[0] ? flags : "-");
+                        }
+                        first = false;
+                        kdbus_metadata_free(&md);
+                }
+        }
+        if (arg_json)
+                printf("]\n");
+        kdbus_name_entries_free(e, n);
+        kdbus_bus_unref(bus);
+        return EXIT_OK;
+}
+
+static void status_field_u(const char *key, uint64_t v, bool *first)
+{
+        if (arg_json)
+                printf("%s\"%s\":%" PRIu64, *first ? "" : ",", key, v);
+        else
+                printf("%s=%" PRIu64 "\n", key, v);
+        *first = false;
+}
+
+static void status_field_s(const char *key, const char *v, bool *first)
+{
+        if (!v)
+                return;
+        if (arg_json) {
+                printf("%s\"%s\":", *first ? "" : ",", key);
+                json_string(stdout, v);
+        } else {
+                printf("%s=%s\n", key, v);
+        }
+        *first = false;
+}
+
+static int verb_status(int argc, char **argv)
+{
+        struct kdbus_metadata md;
+        struct kdbus_bus *bus = NULL;
+        char name[300], unique[32];
+        bool first = true;
+        int r;
+
+        if (argc != 2)
+                return fail(EXIT_USAGE, "status needs NAME or ID");
+        if (argv[1][0] >= '0' && argv[1][0] <= '9')
+                snprintf(name, sizeof(name), ":1.%s", argv[1]);
+        else
+                snprintf(name, sizeof(name), "%s", argv[1]);
+        r = connect_bus(&bus, false);
+        if (r)
+                return r;
+        r = kdbus_bus_get_conn_info(bus, name, _KDBUS_ATTACH_ALL, &md);
+        if (r < 0) {
+                kdbus_bus_unref(bus);
+                return fail(errno_exit(r == -ESRCH ? -ENXIO : r), "%s: %s", name,
+                            r == -ESRCH || r == -ENXIO ? "no such name or connection" : strerror(-r));
+        }
+        snprintf(unique, sizeof(unique), ":1.%" PRIu64, md.src_id);
+        if (arg_json)
+                printf("{");
+        status_field_s("Name", name, &first);
+        status_field_s("UniqueName", unique, &first);
+        status_field_u("ID", md.src_id, &first);
+        status_field_u("ConnectionFlags", md.info_flags, &first);
+        if (md.has_pids) {
+                status_field_u("PID", md.pid, &first);
+                status_field_u("TID", md.tid, &first);
+                status_field_u("PPID", md.ppid, &first);
+        }
+        if (md.has_creds) {
+                status_field_u("UID", md.uid, &first);
+                status_field_u("EUID", md.euid, &first);
+                status_field_u("SUID", md.suid, &first);
+                status_field_u("FSUID", md.fsuid, &first);
+                status_field_u("GID", md.gid, &first);
+                status_field_u("EGID", md.egid, &first);
+                status_field_u("SGID", md.sgid, &first);
+                status_field_u("FSGID", md.fsgid, &first);
+        }
+        if (md.n_auxgroups) {
+                char buf[1024] = "";
+
+                for (size_t i = 0; i < md.n_auxgroups && strlen(buf) < 1000; i++)
+                        snprintf(buf + strlen(buf), sizeof(buf) - strlen(buf), "%s%" PRIu64,
+                                 i ? " " : "", md.auxgroups[i]);
+                status_field_s("SupplementaryGIDs", buf, &first);
+        }
+        status_field_s("Comm", md.pid_comm, &first);
+        status_field_s("TIDComm", md.tid_comm, &first);
+        status_field_s("Exe", md.exe, &first);
+        status_field_s("CommandLine", md.cmdline, &first);
+        status_field_s("CGroup", md.cgroup, &first);
+        status_field_s("Label", md.seclabel, &first);
+        status_field_s("Description", md.description, &first);
+        if (md.has_audit) {
+                status_field_u("AuditSessionID", md.audit_sessionid, &first);
+                status_field_u("AuditLoginUID", md.audit_loginuid, &first);
+        }
+        if (md.n_names) {
+                char buf[4096] = "";
+
+                for (size_t i = 0; i < md.n_names && strlen(buf) < 3800; i++)
+                        snprintf(buf + strlen(buf), sizeof(buf) - strlen(buf), "%s%s",
+                                 i ? " " : "", md.names[i]);
+                status_field_s("OwnedNames", buf, &first);
+        }
+        if (arg_json)
+                printf("}\n");
+        kdbus_metadata_free(&md);
+        kdbus_bus_unref(bus);
+        return EXIT_OK;
+}
+
+static const char *type_word(uint8_t t)
+{
+        static const char *const w[] = { "invalid", "method_call", "method_return", "error", "signal" };
+
+        return t <= 4 ? w[t] : "unknown";
+}
+
+static void print_message(struct kdbus_message *m, const struct kdbus_metadata *md)
+{
+        uint32_t rs = 0;
+        bool has_rs = kdbus_message_get_reply_serial(m, &rs) >= 0;
+
+        if (arg_json) {
+                printf("{\"type\":\"%s\",\"serial\":%" PRIu32, type_word(kdbus_message_get_type(m)),
+                       kdbus_message_get_serial(m));
+                if (has_rs)
+                        printf(",\"reply_serial\":%" PRIu32, rs);
+                if (md && md->has_timestamp)
+                        printf(",\"timestamp_ns\":%" PRIu64, md->realtime_ns);
+#define JF(key, val) do { if (val) { printf(",\"" key "\":"); json_string(stdout, val); } } while (0)
+                JF("sender", kdbus_message_get_sender(m));
+                JF("destination", kdbus_message_get_destination(m));
+                JF("path", kdbus_message_get_path(m));
+                JF("interface", kdbus_message_get_interface(m));
+                JF("member", kdbus_message_get_member(m));
+                JF("error_name", kdbus_message_get_error_name(m));
+#undef JF
+                printf(",\"payload\":");
+                print_body(stdout, m);
+                printf("}\n");
+        } else {
+                printf("> Type=%s Flags=0x%x Serial=%" PRIu32, type_word(kdbus_message_get_type(m)),
+                       kdbus_message_get_flags(m), kdbus_message_get_serial(m));
+                if (has_rs)
+                        printf(" ReplySerial=%" PRIu32, rs);
+                if (md && md->has_timestamp)
+                        printf(" Timestamp=%" PRIu64 ".%06" PRIu64, md->realtime_ns / 1000000000,
+                               (md->realtime_ns / 1000) % 1000000);
+                printf("\n ");
+#define TF(key, val) do { if (val) printf(" " key "=%s", val); } while (0)
+                TF("Sender", kdbus_message_get_sender(m));
+                TF("Destination", kdbus_message_get_destination(m));
+                TF("Path", kdbus_message_get_path(m));
+                TF("Interface", kdbus_message_get_interface(m));
+                TF("Member", kdbus_message_get_member(m));
+                TF("ErrorName", kdbus_message_get_error_name(m));
+#undef TF
+                printf("\n  ");
+                print_body(stdout, m);
+        }
+        fflush(stdout);
+}
+
+static FILE *pcap;
+
+static void pcap_write(struct kdbus_message *m, const struct kdbus_metadata *md)
+{
+        const void *data;
+        size_t size;
+        uint32_t rec[4];
+        uint64_t ns;
+
+        if (kdbus_message_get_data(m, &data, &size) < 0)
+                return;
+        if (md && md->has_timestamp) {
+                ns = md->realtime_ns;
+        } else {
+                struct timespec ts;
+
+                clock_gettime(CLOCK_REALTIME, &ts);
+                ns = (uint64_t)ts.tv_sec * 1000000000ULL + (uint64_t)ts.tv_nsec;
+        }
+        rec[0] = (uint32_t)(ns / 1000000000ULL);
+        rec[1] = (uint32_t)((ns / 1000ULL) % 1000000ULL);
+        rec[2] = (uint32_t)(size < PCAP_SNAPLEN ? size : PCAP_SNAPLEN);
+        rec[3] = (uint32_t)size;
+        fwrite(rec, sizeof(rec), 1, pcap);
+        fwrite(data, rec[2], 1, pcap);
+        fflush(pcap);
+}
+
+static int on_monitor(struct kdbus_bus *bus, struct kdbus_message *m, void *userdata)
+{
+        const struct kdbus_metadata *md = kdbus_bus_get_current_metadata(bus);
+
+        (void)userdata;
+        if (pcap)
+                pcap_write(m, md);
+        else
+                print_message(m, md);
+        return 1;
+}
+
+static void on_quit(int sig)
+{
+        (void)sig;
+        quit = 1;
+}
+
+static int verb_monitor(int argc, char **argv)
+{
+        struct kdbus_bus *bus = NULL;
+        int r;
+
+        r = connect_bus(&bus, true);
+        if (r)
+                return r;
+        if (arg_pcap) {
+                uint32_t hdr[6] = { 0xa1b2c3d4, 2 | (4u << 16), 0, 0, PCAP_SNAPLEN,
+                                    PCAP_LINKTYPE_DBUS };
+
+                pcap = strcmp(arg_pcap, "-") == 0 ? stdout : fopen(arg_pcap, "we");
+                if (!pcap) {
+                        kdbus_bus_unref(bus);
+                        return fail(EXIT_FAIL, "%s: %s", arg_pcap, strerror(errno));
+                }
+                fwrite(hdr, sizeof(hdr), 1, pcap);
+                fflush(pcap);
+        }
+        if (argc > 1) {
+                for (int i = 1; i < argc; i++) {
+                        r = kdbus_bus_add_match(bus, NULL, argv[i], on_monitor, NULL);
+                        if (r < 0) {
+                                kdbus_bus_unref(bus);
+                                return fail(EXIT_USAGE, "invalid match rule '%s'", argv[i]);
+                        }
+                }
+        } else {
+                kdbus_bus_add_filter(bus, NULL, on_monitor, NULL);
+        }
+        signal(SIGINT, on_quit);
+        signal(SIGTERM, on_quit);
+        if (!arg_quiet && !pcap)
+                fprintf(stderr, "Monitoring bus %s as %s.\n", kdbus_bus_get_path(bus),
+                        kdbus_bus_get_unique_name(bus));
+        /* unbuffered start marker for scripts that wait for readiness */
+        if (pcap && pcap != stdout)
+                fprintf(stderr, "Monitoring bus %s, writing %s.\n", kdbus_bus_get_path(bus), arg_pcap);
+        while (!quit) {
+                r = kdbus_bus_process(bus);
+                if (r < 0)
+                        break;
+                if (r == 0)
+                        kdbus_bus_wait(bus, 200 * 1000);
+        }
+        if (pcap && pcap != stdout)
+                fclose(pcap);
+        kdbus_bus_unref(bus);
+        return r < 0 && !quit ? fail(EXIT_FAIL, "monitor: %s", strerror(-r)) : EXIT_OK;
+}
+
+static int verb_pcap_dump(int argc, char **argv)
+{
+        uint32_t hdr[6], rec[4];
+        FILE *f;
+        int n = 0, r = EXIT_OK;
+
+        if (argc != 2)
+                return fail(EXIT_USAGE, "pcap-dump needs FILE");
+        f = fopen(argv[1], "re");
+        if (!f)
+                return fail(EXIT_NOTFOUND, "%s: %s", argv[1], strerror(errno));
+        if (fread(hdr, sizeof(hdr), 1, f) != 1 || hdr[0] != 0xa1b2c3d4 ||
+            hdr[5] != PCAP_LINKTYPE_DBUS) {
+                fclose(f);
+                return fail(EXIT_FAIL, "%s: not a pcap with link type %d", argv[1], PCAP_LINKTYPE_DBUS);
+        }
+        while (fread(rec, sizeof(rec), 1, f) == 1) {
+                struct kdbus_metadata md = { 0 };
+                struct kdbus_message *m = NULL;
+                uint8_t *buf;
+
+                if (rec[2] > PCAP_SNAPLEN) {
+                        r = fail(EXIT_FAIL, "record %d too large", n);
+                        break;
+                }
+                buf = malloc(rec[2] ? rec[2] : 1);
+                if (!buf || fread(buf, 1, rec[2], f) != rec[2]) {
+                        free(buf);
+                        r = fail(EXIT_FAIL, "truncated record %d", n);
+                        break;
+                }
+                md.has_timestamp = true;
+                md.realtime_ns = (uint64_t)rec[0] * 1000000000ULL + (uint64_t)rec[1] * 1000ULL;
+                if (kdbus_message_parse(&m, buf, rec[2]) < 0) {
+                        r = fail(EXIT_FAIL, "record %d is not a valid D-Bus message", n);
+                        free(buf);
+                        break;
+                }
+                print_message(m, &md);
+                kdbus_message_unref(m);
+                free(buf);
+                n++;
+        }
+        fclose(f);
+        if (!arg_json && !arg_quiet)
+                fprintf(stderr, "%d messages\n", n);
+        return r;
+}
+
+static int on_owner_changed(struct kdbus_bus *bus, struct kdbus_message *m, void *userdata)
+{
+        const char *name, *old_owner, *new_owner;
+        bool *done = userdata;
+
+        (void)bus;
+        if (kdbus_message_read(m, "sss", &name, &old_owner, &new_owner) >= 0 && new_owner[0])
+                *done = true;
+        return 1;
+}
+
+static int verb_wait(int argc, char **argv)
+{
+        struct kdbus_bus *bus = NULL;
+        char rule[600], *owner = NULL;
+        bool done = false;
+        int r;
+
+        if (argc != 2)
+                return fail(EXIT_USAGE, "wait needs NAME");
+        r = connect_bus(&bus, false);
+        if (r)
+                return r;
+        snprintf(rule, sizeof(rule),
+                 "type='signal',sender='org.freedesktop.DBus',interface='org.freedesktop.DBus',"
+                 "member='NameOwnerChanged',arg0='%s'", argv[1]);
+        r = kdbus_bus_add_match(bus, NULL, rule, on_owner_changed, &done);
+        if (r < 0) {
+                kdbus_bus_unref(bus);
+                return fail(r == -EINVAL ? EXIT_USAGE : EXIT_FAIL, "cannot watch '%s': %s", argv[1],
+                            strerror(-r));
+        }
+        /* the match is in place first, so an owner appearing now is not missed */
+        if (kdbus_bus_get_name_owner(bus, argv[1], &owner) >= 0)
+                done = true;
+        signal(SIGINT, on_quit);
+        r = kdbus_bus_run_until(bus, &done, arg_timeout_usec ? arg_timeout_usec : UINT64_MAX);
+        if (!owner)
+                kdbus_bus_get_name_owner(bus, argv[1], &owner);
+        if (r == 0 && !arg_quiet)
+                printf("%s\n", owner ? owner : argv[1]);
+        free(owner);
+        kdbus_bus_unref(bus);
+        if (r == -ETIMEDOUT)
+                return fail(EXIT_TIMEOUT, "timed out waiting for %s", argv[1]);
+        return r < 0 ? fail(EXIT_FAIL, "wait: %s", strerror(-r)) : EXIT_OK;
+}
+
+/* keep @fd (the bus or endpoint) alive while CMD runs, or until a signal */
+static int hold(int fd, const char *path, int argc, char **argv)
+{
+        int status;
+        pid_t pid;
+
+        if (argc == 0) {
+                printf("%s\n", path);
+                fflush(stdout);
+                signal(SIGINT, on_quit);
+                signal(SIGTERM, on_quit);
+                while (!quit)
+                        pause();
+                close(fd);
+                return EXIT_OK;
+        }
+        pid = fork();
+        if (pid < 0)
+                return fail(EXIT_FAIL, "fork: %s", strerror(errno));
+        if (pid == 0) {
+                char addr[600];
+
+                snprintf(addr, sizeof(addr), "kernel:path=%s", path);
+                setenv("KDBUS_BUS_PATH", path, 1);
+                setenv("DBUS_SESSION_BUS_ADDRESS", addr, 1);
+                execvp(argv[0], argv);
+                fprintf(stderr, "kdbusctl: %s: %s\n", argv[0], strerror(errno));
+                _exit(127);
+        }
+        while (waitpid(pid, &status, 0) < 0 && errno == EINTR)
+                ;
+        close(fd);
+        return WIFEXITED(status) ? WEXITSTATUS(status) : EXIT_FAIL;
+}
+
+static int verb_make_bus(int argc, char **argv)
+{
+        char *path = NULL;
+        int fd, r;
+
+        if (argc < 2)
+                return fail(EXIT_USAGE, "make-bus needs NAME");
+        r = kdbus_bus_make(arg_root, argv[1], arg_world, &fd, &path);
+        if (r < 0)
+                return fail(r == -EEXIST ? EXIT_FAIL : errno_exit(r), "cannot create bus %s: %s",
+                            argv[1], strerror(-r));
+        r = hold(fd, path, argc - 2 - (argc > 2 && !strcmp(argv[2], "--")),
+                 argv + 2 + (argc > 2 && !strcmp(argv[2], "--")));
+        free(path);
+        return r;
+}
+
+static int verb_make_endpoint(int argc, char **argv)
+{
+        char bus_path[512], *path = NULL;
+        int fd, r;
+
+        if (argc < 2)
+                return fail(EXIT_USAGE, "make-endpoint needs NAME");
+        if (arg_bus)
+                snprintf(bus_path, sizeof(bus_path), "%s", arg_bus);
+        else if (arg_user)
+                snprintf(bus_path, sizeof(bus_path), "%s/%u-user/bus", arg_root, (unsigned int)getuid());
+        else
+                snprintf(bus_path, sizeof(bus_path), "%s/0-system/bus", arg_root);
+        r = kdbus_endpoint_make(bus_path, argv[1], arg_world, &fd, &path);
+        if (r < 0)
+                return fail(errno_exit(r), "cannot create endpoint %s on %s: %s", argv[1], bus_path,
+                            strerror(-r));
+        r = hold(fd, path, argc - 2 - (argc > 2 && !strcmp(argv[2], "--")),
+                 argv + 2 + (argc > 2 && !strcmp(argv[2], "--")));
+        free(path);
+        return r;
+}
+
+int main(int argc, char **argv)
+{
+        static const struct option options[] = {
+                { "help", no_argument, NULL, 'h' },
+                { "bus", required_argument, NULL, 'B' },
+                { "system", no_argument, NULL, 'S' },
+                { "user", no_argument, NULL, 'U' },
+                { "root", required_argument, NULL, 'R' },
+                { "json", no_argument, NULL, 'j' },
+                { "quiet", no_argument, NULL, 'q' },
+                { "timeout", required_argument, NULL, 't' },
+                { "destination", required_argument, NULL, 'd' },
+                { "pcap", required_argument, NULL, 'p' },
+                { "world", no_argument, NULL, 'w' },
+                {}
+        };
+        static const struct {
+                const char *name;
+                int (*fn)(int, char **);
+        } verbs[] = {
+                { "list", verb_list }, { "status", verb_status }, { "call", verb_call },
+                { "emit", verb_emit }, { "monitor", verb_monitor }, { "pcap-dump", verb_pcap_dump },
+                { "wait", verb_wait }, { "make-bus", verb_make_bus },
+                { "make-endpoint", verb_make_endpoint },
+        };
+        int c;
+
+        /* stop at the verb so that "-- CMD" and negative numbers reach it */
+        while ((c = getopt_long(argc, argv, "+hq", options, NULL)) >= 0) {
+                switch (c) {
+                case 'h':
+                        help();
+                        return EXIT_OK;
+                case 'B':
+                        arg_bus = optarg;
+                        break;
+                case 'S':
+                        arg_user = false;
+                        break;
+                case 'U':
+                        arg_user = true;
+                        break;
+                case 'R':
+                        arg_root = optarg;
+                        break;
+                case 'j':
+                        arg_json = true;
+                        break;
+                case 'q':
+                        arg_quiet = true;
+                        break;
+                case 't': {
+                        char *end;
+                        double s = strtod(optarg, &end);
+
+                        if (*end || s <= 0)
+                                return fail(EXIT_USAGE, "invalid timeout '%s'", optarg);
+                        arg_timeout_usec = (uint64_t)(s * 1e6);
+                        break;
+                }
+                case 'd':
+                        arg_destination = optarg;
+                        break;
+                case 'p':
+                        arg_pcap = optarg;
+                        break;
+                case 'w':
+                        arg_world = true;
+                        break;
+                default:
+                        return EXIT_USAGE;
+                }
+        }
+        if (optind >= argc) {
+                help();
+                return EXIT_USAGE;
+        }
+        for (size_t i = 0; i < sizeof(verbs) / sizeof(verbs[0]); i++)
+                if (strcmp(argv[optind], verbs[i].name) == 0)
+                        return verbs[i].fn(argc - optind, argv + optind);
+        return fail(EXIT_USAGE, "unknown command '%s' (see --help)", argv[optind]);
+}
