@@ -49,6 +49,7 @@ static void kdbus_bus_free(struct kdbus_node *node)
 
 	kdbus_notify_free(bus);
 	kdbus_name_registry_free(bus->name_registry);
+	kdbus_policy_db_clear(&bus->policy_db);
 
 	kdbus_meta_proc_unref(bus->creator_meta);
 	kdbus_user_unref(bus->creator);
@@ -119,6 +120,7 @@ static struct kdbus_bus *kdbus_bus_new(struct kdbus_domain *domain,
 	b->domain = kdbus_domain_ref(domain);
 	atomic64_set(&b->last_message_id, 0);
 
+	kdbus_policy_db_init(&b->policy_db);
 	init_rwsem(&b->conn_rwlock);
 	hash_init(b->conn_hash);
 	INIT_LIST_HEAD(&b->monitors_list);

@@ -15,6 +15,7 @@
 #include <uapi/linux/kdbus.h>
 
 #include "node.h"
+#include "policy.h"
 
 struct kdbus_conn;
 struct kdbus_domain;
@@ -41,6 +42,8 @@ struct kdbus_user;
  * @conn_hash:		Map of connection IDs to live connections
  * @monitors_list:	Live monitor connections
  * @name_registry:	The name registry of this bus (invariant pointer)
+ * @policy_db:		Policy of the bus: entries of activators and policy
+ *			holders (registry.md §7.1)
  * @notify_lock:	Protects @notify_list
  * @notify_list:	Kernel notifications waiting to be flushed
  * @notify_flush_lock:	Serialises kdbus_notify_flush()
@@ -64,6 +67,7 @@ struct kdbus_bus {
 	struct list_head monitors_list;
 
 	struct kdbus_name_registry *name_registry;
+	struct kdbus_policy_db policy_db;
 
 	spinlock_t notify_lock; /* protects notify_list */
 	struct list_head notify_list;

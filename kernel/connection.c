@@ -54,6 +54,7 @@
 #include "metadata.h"
 #include "names.h"
 #include "notify.h"
+#include "policy.h"
 #include "pool.h"
 #include "queue.h"
 #include "reply.h"
@@ -675,10 +676,9 @@ int kdbus_conn_disconnect(struct kdbus_conn *conn, bool ensure_queue_empty)
 	up_write(&bus->conn_rwlock);
 	mutex_unlock(&ep->lock);
 
-	/*
-	 * Hook for the policy issue: drop the policy entries of an activator
-	 * or policy holder here (core.md §17.2 step 2).
-	 */
+	/* policy entries go before the names (registry.md §7.1) */
+	if (kdbus_conn_is_activator(conn) || kdbus_conn_is_policy_holder(conn))
+		kdbus_policy_remove_owner(&bus->policy_db, conn);
 
 	/* names: NAME_* notifications, messages may move (step 4) */
 	kdbus_name_release_all(bus->name_registry, conn);
@@ -920,6 +920,118 @@ void kdbus_conn_move_messages(struct kdbus_conn *conn_dst,
 }
 
 /**
+ * kdbus_conn_policy_own_name() - may a connection own a name
+ * @conn:		Connection that wants the name
+ * @cred:		Credentials to check (the calling task's)
+ * @name:		The (valid, non-wildcard) name
+ *
+ * OWN(A, c, n) of registry.md §7.6: the endpoint database of a custom
+ * endpoint must grant OWN; then an owner may, and everybody else needs
+ * OWN from the bus database.
+ *
+ * Return: true if @conn may own @name.
+ */
+bool kdbus_conn_policy_own_name(struct kdbus_conn *conn,
+				const struct cred *cred, const char *name)
+{
+	u32 hash = kdbus_strhash(name);
+
+	if (conn->ep->user &&
+	    kdbus_policy_query(&conn->ep->policy_db, cred, name, hash) <
+	    KDBUS_POLICY_OWN)
+		return false;
+
+	if (conn->owner)
+		return true;
+
+	return kdbus_policy_query(&conn->ep->bus->policy_db, cred, name,
+				  hash) >= KDBUS_POLICY_OWN;
+}
+
+/**
+ * kdbus_conn_policy_talk() - may a connection talk to another one
+ * @conn:		Connection that talks
+ * @cred:		Credentials to check (the sender's current ones, or
+ *			@conn's stored ones for a receiver of a signal)
+ * @to:			Connection talked to
+ *
+ * TALK(A, c, B) of registry.md §7.6: on a custom endpoint the endpoint
+ * database must grant TALK on one of @to's names; then owners may talk,
+ * as may a caller whose euid is the real uid of @to's opener; otherwise
+ * the bus database must grant TALK on one of @to's names.
+ *
+ * Context: the caller holds the bus's name registry, at least for
+ * reading.
+ *
+ * Return: true if @conn may talk to @to.
+ */
+bool kdbus_conn_policy_talk(struct kdbus_conn *conn,
+			    const struct cred *cred, struct kdbus_conn *to)
+{
+	lockdep_assert_held(&conn->ep->bus->name_registry->rwlock);
+
+	if (conn->ep->user &&
+	    !kdbus_policy_query_names(&conn->ep->policy_db, cred, to,
+				      KDBUS_POLICY_TALK))
+		return false;
+
+	if (conn->owner)
+		return true;
+
+	if (uid_eq(cred->euid, to->cred->uid))
+		return true;
+
+	return kdbus_policy_query_names(&conn->ep->bus->policy_db, cred, to,
+					KDBUS_POLICY_TALK);
+}
+
+/**
+ * kdbus_conn_policy_see_name() - may a connection see a name
+ * @conn:		Connection that looks
+ * @cred:		Credentials to check
+ * @name:		The name
+ *
+ * SEE_NAME(A, c, n) of registry.md §7.6: always on the default endpoint,
+ * on a custom endpoint if its database grants SEE.
+ *
+ * Return: true if @conn may see @name.
+ */
+bool kdbus_conn_policy_see_name(struct kdbus_conn *conn,
+				const struct cred *cred, const char *name)
+{
+	if (!conn->ep->user)
+		return true;
+
+	return kdbus_policy_query(&conn->ep->policy_db, cred, name,
+				  kdbus_strhash(name)) >= KDBUS_POLICY_SEE;
+}
+
+/**
+ * kdbus_conn_policy_see() - may a connection see another one
+ * @conn:		Connection that looks
+ * @cred:		Credentials to check
+ * @whom:		Connection looked at
+ *
+ * SEE_CONN(A, c, B) of registry.md §7.6: always on the default endpoint,
+ * on a custom endpoint if its database grants SEE on one of @whom's
+ * names.
+ *
+ * Context: the caller holds the bus's name registry, at least for
+ * reading.
+ *
+ * Return: true if @conn may see @whom.
+ */
+bool kdbus_conn_policy_see(struct kdbus_conn *conn, const struct cred *cred,
+			   struct kdbus_conn *whom)
+{
+	if (!conn->ep->user)
+		return true;
+
+	return kdbus_policy_query_names(&conn->ep->policy_db, cred, whom,
+					KDBUS_POLICY_SEE);
+}
+
+/**
  * kdbus_cmd_hello() - handle KDBUS_CMD_HELLO
  * @ep:			Endpoint to operate on
  * @file:		File this connection is opened on
@@ -974,15 +1086,23 @@ struct kdbus_conn *kdbus_cmd_hello(struct kdbus_ep *ep, struct file *file,
 		goto exit;
 	}
 
+	/*
+	 * Activators and policy holders install their entries into the bus
+	 * database (core.md §6.2 step 19) before the connection becomes
+	 * visible, so a bad or duplicate entry fails HELLO without any
+	 * notification (registry.md §1.3, the preferred way).
+	 */
+	if (kdbus_conn_is_activator(c) || kdbus_conn_is_policy_holder(c)) {
+		ret = kdbus_policy_set(&ep->bus->policy_db, args.items,
+				       args.items_size, 1,
+				       kdbus_conn_is_policy_holder(c), c);
+		if (ret < 0)
+			goto exit;
+	}
+
 	ret = kdbus_conn_connect(c, item_name);
 	if (ret < 0)
 		goto exit;
-
-	/*
-	 * Hook for the policy issue: activators and policy holders install
-	 * their POLICY_ACCESS items into the bus policy database here
-	 * (core.md §6.2 step 19).
-	 */
 
 	if (copy_to_user(argp, cmd, sizeof(*cmd)))
 		ret = -EFAULT;
@@ -992,6 +1112,11 @@ exit:
 	if (ret < 0) {
 		if (c) {
 			kdbus_conn_disconnect(c, false);
+			/* also if it was never connected */
+			if (kdbus_conn_is_activator(c) ||
+			    kdbus_conn_is_policy_holder(c))
+				kdbus_policy_remove_owner(&ep->bus->policy_db,
+							  c);
 			kdbus_conn_unref(c);
 		}
 		return ERR_PTR(ret);
@@ -1130,13 +1255,12 @@ int kdbus_cmd_conn_info(struct kdbus_conn *conn, void __user *argp)
 		struct kdbus_name_owner *owner = NULL;
 		struct kdbus_name_entry *entry;
 
-		/*
-		 * Hook for the policy issue: names the caller may not SEE
-		 * give -ESRCH too.
-		 */
+		/* names the caller may not SEE give -ESRCH too */
 		down_read(&reg->rwlock);
 		entry = kdbus_name_lookup_unlocked(reg, argv[1].item->str);
-		if (entry)
+		if (entry &&
+		    kdbus_conn_policy_see_name(conn, current_cred(),
+					       entry->name))
 			owner = kdbus_name_get_owner(entry);
 		if (owner && (cmd->id == 0 || owner->conn->id == cmd->id))
 			owner_conn = kdbus_conn_ref(owner->conn);
@@ -1153,9 +1277,21 @@ int kdbus_cmd_conn_info(struct kdbus_conn *conn, void __user *argp)
 			goto exit;
 		}
 		/*
-		 * Hook for the policy issue: connections on custom endpoints
-		 * see only peers that own a name they may SEE (-ENXIO).
+		 * Connections on custom endpoints see only peers that own a
+		 * name they may SEE.
 		 */
+		if (conn->ep->user) {
+			bool see;
+
+			down_read(&bus->name_registry->rwlock);
+			see = kdbus_conn_policy_see(conn, current_cred(),
+						    owner_conn);
+			up_read(&bus->name_registry->rwlock);
+			if (!see) {
+				ret = -ENXIO;
+				goto exit;
+			}
+		}
 	} else {
 		ret = -EINVAL;
 		goto exit;
@@ -1279,10 +1415,16 @@ int kdbus_cmd_update(struct kdbus_conn *conn, void __user *argp)
 	}
 
 	/*
-	 * Hook for the policy issue: a policy holder's NAME/POLICY_ACCESS
-	 * items atomically replace its policy here, before anything else
-	 * changes; if that fails, nothing changes.
+	 * A policy holder's NAME/POLICY_ACCESS items atomically replace its
+	 * policy, before anything else changes; if that fails, nothing
+	 * changes (registry.md §7.2, at most one name).
 	 */
+	if (item_policy) {
+		ret = kdbus_policy_set(&conn->ep->bus->policy_db, args.items,
+				       args.items_size, 1, true, conn);
+		if (ret < 0)
+			goto exit;
+	}
 
 	if (item_attach_send)
 		atomic64_set(&conn->attach_flags_send, attach_send);

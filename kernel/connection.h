@@ -183,6 +183,16 @@ void kdbus_conn_quota_dec(struct kdbus_conn *c, struct kdbus_user *u,
 void kdbus_conn_move_messages(struct kdbus_conn *conn_dst,
 			      struct kdbus_conn *conn_src, u64 name_id);
 
+/* policy checks (registry.md §7.6) */
+bool kdbus_conn_policy_own_name(struct kdbus_conn *conn,
+				const struct cred *cred, const char *name);
+bool kdbus_conn_policy_talk(struct kdbus_conn *conn,
+			    const struct cred *cred, struct kdbus_conn *to);
+bool kdbus_conn_policy_see_name(struct kdbus_conn *conn,
+				const struct cred *cred, const char *name);
+bool kdbus_conn_policy_see(struct kdbus_conn *conn, const struct cred *cred,
+			   struct kdbus_conn *whom);
+
 /* command dispatcher */
 struct kdbus_conn *kdbus_cmd_hello(struct kdbus_ep *ep, struct file *file,
 				   void __user *argp);

@@ -4,6 +4,8 @@
  *
  * Locking:
  *  - ep->lock protects ep->conn_list (and the ep_entry of connections).
+ *  - ep->policy_db has its own locks (policy.c); ENDPOINT_UPDATE is
+ *    issued only on the EP_OWNER handle, whose setup is serialised.
  *  - Nesting (global order): ep->lock -> bus->conn_rwlock -> conn->lock.
  *  - The release callback takes ep->lock only to pick the next connection
  *    and disconnects it without holding any lock.
@@ -21,6 +23,9 @@
 #include "connection.h"
 #include "domain.h"
 #include "endpoint.h"
+#include "handle.h"
+#include "policy.h"
+#include "util.h"
 
 static void kdbus_ep_free(struct kdbus_node *node)
 {
@@ -28,6 +33,7 @@ static void kdbus_ep_free(struct kdbus_node *node)
 
 	WARN_ON(!list_empty(&ep->conn_list));
 
+	kdbus_policy_db_clear(&ep->policy_db);
 	kdbus_user_unref(ep->user);
 	kdbus_bus_unref(ep->bus);
 	kfree(ep);
@@ -98,6 +104,7 @@ struct kdbus_ep *kdbus_ep_new(struct kdbus_bus *bus, const char *name,
 
 	mutex_init(&e->lock);
 	INIT_LIST_HEAD(&e->conn_list);
+	kdbus_policy_db_init(&e->policy_db);
 	e->bus = kdbus_bus_ref(bus);
 
 	ret = kdbus_node_link(&e->node, &bus->node, name);
@@ -184,4 +191,110 @@ bool kdbus_ep_is_owner(struct kdbus_ep *ep, struct file *file)
 	return !ep->user &&
 		(uid_eq(file->f_cred->euid, ep->bus->node.uid) ||
 		 kdbus_ep_is_privileged(ep, file));
+}
+
+/**
+ * kdbus_cmd_ep_make() - handle KDBUS_CMD_ENDPOINT_MAKE
+ * @bus:		bus to operate on
+ * @argp:		command payload
+ *
+ * The caller has checked that the handle's opener owns the bus (EPERM,
+ * before parsing). Creates a custom endpoint with an empty policy, owned
+ * by the caller's effective uid and gid (core.md §5.1).
+ *
+ * Return: NEW reference to the new endpoint on success, NULL if the
+ * command only negotiated, ERR_PTR on failure.
+ */
+struct kdbus_ep *kdbus_cmd_ep_make(struct kdbus_bus *bus, void __user *argp)
+{
+	struct kdbus_ep *ep = NULL;
+	struct kdbus_cmd *cmd;
+	const char *name;
+	int ret;
+
+	struct kdbus_arg argv[] = {
+		{ .type = KDBUS_ITEM_NEGOTIATE },
+		{ .type = KDBUS_ITEM_MAKE_NAME, .mandatory = true },
+	};
+	struct kdbus_args args = {
+		.allowed_flags = KDBUS_FLAG_NEGOTIATE |
+				 KDBUS_MAKE_ACCESS_GROUP |
+				 KDBUS_MAKE_ACCESS_WORLD,
+		.argv = argv,
+		.argc = ARRAY_SIZE(argv),
+	};
+
+	ret = kdbus_args_parse(&args, argp, &cmd);
+	if (ret < 0)
+		return ERR_PTR(ret);
+	if (ret > 0)
+		return NULL;
+
+	name = argv[1].item->str;
+
+	ret = kdbus_verify_uid_prefix(name, bus->domain->user_namespace,
+				      current_euid());
+	if (ret < 0)
+		goto exit;
+
+	ep = kdbus_ep_new(bus, name, cmd->flags, current_euid(),
+			  current_egid(), true);
+	if (IS_ERR(ep)) {
+		ret = PTR_ERR(ep);
+		ep = NULL;
+		goto exit;
+	}
+
+	if (!kdbus_node_activate(&ep->node)) {
+		ret = -ESHUTDOWN;
+		goto exit;
+	}
+
+exit:
+	ret = kdbus_args_clear(&args, ret);
+	if (ret < 0) {
+		if (ep) {
+			kdbus_node_deactivate(&ep->node);
+			kdbus_ep_unref(ep);
+		}
+		return ERR_PTR(ret);
+	}
+	return ep;
+}
+
+/**
+ * kdbus_cmd_ep_update() - handle KDBUS_CMD_ENDPOINT_UPDATE
+ * @ep:			endpoint to operate on
+ * @argp:		command payload
+ *
+ * The NAME and POLICY_ACCESS items form the complete new policy of the
+ * endpoint, which atomically replaces the old one; no items clear it
+ * (core.md §5.2, registry.md §7.2).
+ *
+ * Return: >=0 on success, negative error code on failure.
+ */
+int kdbus_cmd_ep_update(struct kdbus_ep *ep, void __user *argp)
+{
+	struct kdbus_cmd *cmd;
+	int ret;
+
+	struct kdbus_arg argv[] = {
+		{ .type = KDBUS_ITEM_NEGOTIATE },
+		{ .type = KDBUS_ITEM_NAME, .multiple = true },
+		{ .type = KDBUS_ITEM_POLICY_ACCESS, .multiple = true },
+	};
+	struct kdbus_args args = {
+		.allowed_flags = KDBUS_FLAG_NEGOTIATE,
+		.argv = argv,
+		.argc = ARRAY_SIZE(argv),
+	};
+
+	ret = kdbus_args_parse(&args, argp, &cmd);
+	if (ret != 0)
+		return ret;
+
+	ret = kdbus_policy_set(&ep->policy_db, args.items, args.items_size,
+			       0, true, ep);
+
+	return kdbus_args_clear(&args, ret);
 }

@@ -11,6 +11,7 @@
 #include <linux/uidgid.h>
 
 #include "node.h"
+#include "policy.h"
 
 struct kdbus_bus;
 struct kdbus_user;
@@ -24,6 +25,8 @@ struct file;
  * @user:		Anonymous accounting user of a custom endpoint, NULL
  *			for the default endpoint (invariant)
  * @conn_list:		Connections made through this endpoint
+ * @policy_db:		Policy of a custom endpoint (ENDPOINT_UPDATE);
+ *			unused on the default endpoint
  */
 struct kdbus_ep {
 	struct kdbus_node node;
@@ -31,6 +34,7 @@ struct kdbus_ep {
 	struct kdbus_bus *bus;
 	struct kdbus_user *user;
 	struct list_head conn_list;
+	struct kdbus_policy_db policy_db;
 };
 
 #define kdbus_ep_from_node(_node) \
@@ -44,5 +48,8 @@ struct kdbus_ep *kdbus_ep_unref(struct kdbus_ep *ep);
 
 bool kdbus_ep_is_privileged(struct kdbus_ep *ep, struct file *file);
 bool kdbus_ep_is_owner(struct kdbus_ep *ep, struct file *file);
+
+struct kdbus_ep *kdbus_cmd_ep_make(struct kdbus_bus *bus, void __user *argp);
+int kdbus_cmd_ep_update(struct kdbus_ep *ep, void __user *argp);
 
 #endif

@@ -367,27 +367,6 @@ static int kdbus_handle_release(struct inode *inode, struct file *file)
 	return 0;
 }
 
-/*
- * NOT IMPLEMENTED YET -- the one place that decides which known requests
- * have no implementation so far; they fail with -ENOTTY once the handle
- * state checks of core.md §1.4 have passed:
- *   ENDPOINT_MAKE/UPDATE  -> policy and endpoints (policy.c)
- * Each hooks into the state dispatch when it lands (ENDPOINT_MAKE into
- * kdbus_handle_ioctl_ep(), ENDPOINT_UPDATE into an EP_OWNER branch of
- * kdbus_handle_ioctl(), the others into kdbus_handle_ioctl_connected())
- * and is removed from this list.
- */
-static bool kdbus_handle_cmd_unimplemented(unsigned int cmd)
-{
-	switch (cmd) {
-	case KDBUS_CMD_ENDPOINT_MAKE:
-	case KDBUS_CMD_ENDPOINT_UPDATE:
-		return true;
-	}
-
-	return false;
-}
-
 static long kdbus_handle_ioctl_control(struct file *file, unsigned int cmd,
 				       void __user *argp)
 {
@@ -437,6 +416,7 @@ static long kdbus_handle_ioctl_ep(struct file *file, unsigned int cmd,
 	struct kdbus_node *node = kdbus_node_from_inode(file_inode(file));
 	struct kdbus_ep *file_ep = kdbus_ep_from_node(node);
 	struct kdbus_conn *conn;
+	struct kdbus_ep *ep;
 	long ret = 0;
 
 	if (!kdbus_node_acquire(node))
@@ -456,7 +436,21 @@ static long kdbus_handle_ioctl_ep(struct file *file, unsigned int cmd,
 		break;
 
 	case KDBUS_CMD_ENDPOINT_MAKE:
-		ret = -ENOTTY;	/* see kdbus_handle_cmd_unimplemented() */
+		/* owner test before parsing, also for negotiation */
+		if (!kdbus_ep_is_owner(file_ep, file)) {
+			ret = -EPERM;
+			break;
+		}
+
+		ep = kdbus_cmd_ep_make(file_ep->bus, buf);
+		if (IS_ERR_OR_NULL(ep)) {
+			ret = PTR_ERR_OR_ZERO(ep);
+			break;
+		}
+
+		handle->ep_owner = ep;
+		/* publish ep_owner before the type (lock-free readers) */
+		smp_store_release(&handle->type, KDBUS_HANDLE_EP_OWNER);
 		break;
 
 	default:
@@ -465,6 +459,30 @@ static long kdbus_handle_ioctl_ep(struct file *file, unsigned int cmd,
 	}
 
 	kdbus_node_release(node);
+	return ret;
+}
+
+static long kdbus_handle_ioctl_ep_owner(struct file *file, unsigned int cmd,
+					void __user *buf)
+{
+	struct kdbus_handle *handle = file->private_data;
+	struct kdbus_ep *ep = handle->ep_owner;
+	long ret;
+
+	/* a torn down endpoint comes first, then the command check */
+	if (!kdbus_node_acquire(&ep->node))
+		return -ESHUTDOWN;
+
+	switch (cmd) {
+	case KDBUS_CMD_ENDPOINT_UPDATE:
+		ret = kdbus_cmd_ep_update(ep, buf);
+		break;
+	default:
+		ret = -EBADFD;
+		break;
+	}
+
+	kdbus_node_release(&ep->node);
 	return ret;
 }
 
@@ -532,11 +550,6 @@ static long kdbus_handle_ioctl_connected(struct file *file,
 		ret = -EBADFD;
 		break;
 	default:
-		/* see kdbus_handle_cmd_unimplemented() */
-		if (kdbus_handle_cmd_unimplemented(cmd)) {
-			ret = -ENOTTY;
-			break;
-		}
 		/* not reached: every known code is handled above */
 		ret = -EBADFD;
 		break;
@@ -599,6 +612,9 @@ static long kdbus_handle_ioctl(struct file *file, unsigned int cmd,
 
 	default:
 		switch (kdbus_handle_type(handle)) {
+		case KDBUS_HANDLE_EP_OWNER:
+			ret = kdbus_handle_ioctl_ep_owner(file, cmd, argp);
+			break;
 		case KDBUS_HANDLE_CONNECTED:
 			ret = kdbus_handle_ioctl_connected(file, cmd, argp);
 			break;

@@ -1075,19 +1075,13 @@ static void kdbus_msg_monitors(struct kdbus_conn *src,
 
 /*
  * TALK(dst, dst's connection credentials, src) of registry.md §5.4: may
- * the receiver of a signal talk to its sender? Owners may talk to anyone,
- * everybody else only to connections whose endpoint opener's real uid
- * equals the receiver's effective uid. The policy database of the policy
- * issue extends this function.
+ * the receiver of a signal talk to its sender? The caller holds the name
+ * registry for reading.
  */
 static bool kdbus_msg_may_receive(struct kdbus_conn *src,
 				  struct kdbus_conn *dst)
 {
-	if (dst->ep->user)
-		return false;
-	if (dst->owner)
-		return true;
-	return uid_eq(dst->cred->euid, src->cred->uid);
+	return kdbus_conn_policy_talk(dst, dst->cred, src);
 }
 
 /*
@@ -1239,19 +1233,12 @@ exit_unlock:
 }
 
 /*
- * TALK(src, current creds, dst) of registry.md §7.6 for a bus without
- * names: an owner may talk to anyone, everybody else only to connections
- * whose endpoint opener's real uid equals the caller's euid. Connections
- * on custom endpoints may only talk through names. The policy database
- * and name checks of the policy issue extend this function.
+ * TALK(src, current creds, dst) of registry.md §7.6. The caller holds the
+ * name registry for reading (dst's names decide).
  */
 static bool kdbus_msg_may_talk(struct kdbus_conn *src, struct kdbus_conn *dst)
 {
-	if (src->ep->user)
-		return false;
-	if (src->owner)
-		return true;
-	return uid_eq(current_euid(), dst->cred->uid);
+	return kdbus_conn_policy_talk(src, current_cred(), dst);
 }
 
 /*
@@ -1444,7 +1431,8 @@ static int kdbus_msg_route(struct kdbus_conn *src, struct kdbus_cmd_send *cmd,
 	/*
 	 * The name must keep its owner until the message is queued; NAME
 	 * match rules of a signal and the OWNED_NAME metadata read the
-	 * sender's names.
+	 * sender's names, the TALK policy the names of the destination
+	 * (or, for a signal, of the sender).
 	 */
 	down_read(&bus->name_registry->rwlock);
 

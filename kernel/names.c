@@ -39,6 +39,7 @@
 #include "limits.h"
 #include "names.h"
 #include "notify.h"
+#include "policy.h"
 #include "pool.h"
 #include "util.h"
 
@@ -428,10 +429,13 @@ int kdbus_name_acquire(struct kdbus_name_registry *reg,
 	}
 
 	/*
-	 * Hook for the policy issue: the OWN check of registry.md §2.3
-	 * step 4 (EPERM) goes here, before anything about the owners is
-	 * looked at.
+	 * The OWN check of registry.md §2.3 step 4, with the calling task's
+	 * credentials, before anything about the owners is looked at.
 	 */
+	if (!kdbus_conn_policy_own_name(conn, current_cred(), name_str)) {
+		ret = -EPERM;
+		goto exit_put;
+	}
 
 	owner = kdbus_name_owner_find(name, conn);
 	if (!owner && conn->name_count >= KDBUS_CONN_MAX_NAMES) {
@@ -749,6 +753,22 @@ static size_t kdbus_list_write(void *buf, size_t pos, u64 id, u64 conn_flags,
 	return pos + info.size;
 }
 
+/*
+ * SEE_NAME for LIST with the caller's current credentials; the caller
+ * holds the endpoint's policy for reading across both passes, so they
+ * agree on the size.
+ */
+static bool kdbus_list_may_see(struct kdbus_conn *conn,
+			       const struct kdbus_name_entry *name)
+{
+	if (!conn->ep->user)
+		return true;
+
+	return kdbus_policy_query_unlocked(&conn->ep->policy_db,
+					   current_cred(), name->name,
+					   name->hash) >= KDBUS_POLICY_SEE;
+}
+
 static size_t kdbus_list_all(struct kdbus_conn *conn, u64 flags, void *buf)
 {
 	struct kdbus_bus *bus = conn->ep->bus;
@@ -775,12 +795,13 @@ static size_t kdbus_list_all(struct kdbus_conn *conn, u64 flags, void *buf)
 			}
 
 			/*
-			 * Hook for the policy issue: without SEE access to
-			 * the name nothing is written, but the record still
-			 * counts as listed.
+			 * Without SEE access to the name nothing is written,
+			 * but the record still counts as listed.
 			 */
 			counted = true;
-			pos = kdbus_list_write(buf, pos, c->id, c->flags, o);
+			if (kdbus_list_may_see(conn, o->name))
+				pos = kdbus_list_write(buf, pos, c->id,
+						       c->flags, o);
 		}
 
 		if ((flags & KDBUS_LIST_UNIQUE) && !counted)
@@ -826,9 +847,11 @@ int kdbus_cmd_list(struct kdbus_conn *conn, void __user *argp)
 	if (ret != 0)
 		return ret;
 
-	/* one consistent snapshot: registry and connection table */
+	/* one consistent snapshot: registry, connections, endpoint policy */
 	down_read(&reg->rwlock);
 	down_read(&bus->conn_rwlock);
+	if (conn->ep->user)
+		down_read(&conn->ep->policy_db.entries_rwlock);
 
 	size = kdbus_list_all(conn, cmd->flags, NULL);
 	if (size == 0) {
@@ -861,6 +884,8 @@ int kdbus_cmd_list(struct kdbus_conn *conn, void __user *argp)
 	kdbus_pool_slice_publish(slice, &cmd->offset, &cmd->list_size);
 
 exit_unlock:
+	if (conn->ep->user)
+		up_read(&conn->ep->policy_db.entries_rwlock);
 	up_read(&bus->conn_rwlock);
 	up_read(&reg->rwlock);
 

@@ -163,9 +163,25 @@ static void kdbus_notify_monitors(struct kdbus_bus *bus,
  * Broadcast notifications reach ordinary connections only through their
  * match rules (registry.md §2.7, §5.4); a connection without matches
  * receives none. A receiver that cannot take one loses it and counts the
- * loss. The SEE check for NAME_* notifications comes with the policy
- * database; until then every name is visible to everybody.
+ * loss. NAME_* notifications reach only receivers that may SEE the name,
+ * judged with the receiver's stored credentials (registry.md §7.6).
  */
+static bool kdbus_notify_may_see(struct kdbus_conn *conn,
+				 const struct kdbus_staging *s)
+{
+	const struct kdbus_item *item = &s->msg->items[0];
+
+	switch (item->type) {
+	case KDBUS_ITEM_NAME_ADD:
+	case KDBUS_ITEM_NAME_REMOVE:
+	case KDBUS_ITEM_NAME_CHANGE:
+		return kdbus_conn_policy_see_name(conn, conn->cred,
+						  item->name_change.name);
+	default:
+		return true;
+	}
+}
+
 static void kdbus_notify_broadcast(struct kdbus_bus *bus,
 				   struct kdbus_staging *s)
 {
@@ -179,6 +195,8 @@ static void kdbus_notify_broadcast(struct kdbus_bus *bus,
 		if (!kdbus_conn_is_ordinary(conn))
 			continue;
 		if (!kdbus_match_db_match_msg(conn->match_db, NULL, s))
+			continue;
+		if (!kdbus_notify_may_see(conn, s))
 			continue;
 		if (kdbus_msg_deliver_kernel(conn, s) < 0)
 			atomic_inc(&conn->lost_count);
