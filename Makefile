@@ -3,7 +3,7 @@
 # kdbus: top-level build. See README.md.
 #   make                 build everything (installs missing Debian packages)
 #   make check [T=name]  host tests + VM tests; last line "N passed, N failed"
-#   make demo            boot the VM and run examples/demo-hello
+#   make demo            boot the VM and tell the kdbus story (examples/demo.sh)
 #   make check-harness   prove the VM harness catches WARN/panic/rmmod failures
 #   make bench           boot the VM, run the unicast benchmark (bench/README.md)
 #   make checkpatch      checkpatch.pl --strict on kernel/ and the uapi header
@@ -45,8 +45,9 @@ check-harness: deps
 	@$(TOP)/vm/selftest/check.sh
 
 demo: all
-	@test -x examples/demo-hello || { echo "examples/demo-hello is not built" >&2; exit 1; }
-	@KDBUS_VM_TIMEOUT=$${KDBUS_VM_TIMEOUT:-300} $(TOP)/vm/run -- $(TOP)/examples/demo-hello
+	@test -x examples/demo-memfd || { echo "examples/ is not built" >&2; exit 1; }
+	@KDBUS_VM_TIMEOUT=$${KDBUS_VM_TIMEOUT:-300} $(TOP)/vm/run \
+		-c "sh /host$$(readlink -f $(TOP))/examples/demo.sh"
 
 bench: deps
 	@$(TOP)/bench/run.sh
