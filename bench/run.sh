@@ -34,10 +34,11 @@ tcg) env="qemu-system-x86_64 TCG (emulated CPU), $smp vCPUs" ;;
 *) env="qemu-system-x86_64 $accel, $smp vCPUs" ;;
 esac
 
-# one boot for both: the unicast table (with the caller's options), then
-# the broadcast cost (human-readable only; skipped with --json)
+# one boot for all: the unicast table (with the caller's options), then
+# the broadcast cost and the bulk (VEC vs memfd) throughput table
+# (human-readable only; skipped with --json)
 case " $* " in
 *" --json "*) exec "$repo/vm/run" -- "/host$here/kdbus-bench" --env "$env" "$@" ;;
 esac
 q=$(printf ' %q' "$@")
-exec "$repo/vm/run" -c "/host$here/kdbus-bench --env '$env'$q && /host$here/kdbus-bench-broadcast"
+exec "$repo/vm/run" -c "/host$here/kdbus-bench --env '$env'$q && /host$here/kdbus-bench-broadcast && /host$here/kdbus-bench-memfd"

@@ -11,6 +11,7 @@
 #include <linux/module.h>
 
 #include "fs.h"
+#include "stats.h"
 
 /* /sys/fs/kdbus, the conventional mount point */
 static struct kobject *kdbus_dir;
@@ -19,9 +20,15 @@ static int __init kdbus_init(void)
 {
 	int ret;
 
+	ret = kdbus_stats_init();
+	if (ret < 0)
+		return ret;
+
 	kdbus_dir = kobject_create_and_add(KBUILD_MODNAME, fs_kobj);
-	if (!kdbus_dir)
-		return -ENOMEM;
+	if (!kdbus_dir) {
+		ret = -ENOMEM;
+		goto exit_stats;
+	}
 
 	ret = kdbus_fs_init();
 	if (ret < 0) {
@@ -34,6 +41,8 @@ static int __init kdbus_init(void)
 
 exit_dir:
 	kobject_put(kdbus_dir);
+exit_stats:
+	kdbus_stats_exit();
 	return ret;
 }
 
@@ -41,6 +50,7 @@ static void __exit kdbus_exit(void)
 {
 	kdbus_fs_exit();
 	kobject_put(kdbus_dir);
+	kdbus_stats_exit();
 }
 
 module_init(kdbus_init);

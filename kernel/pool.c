@@ -19,6 +19,9 @@
  *    by the page cache's own locking.
  *  - pool->lock is a leaf lock; it is never held while calling into the
  *    VFS or user memory.
+ *  - Every byte written into a pool is counted (stats.c) by its source:
+ *    user memory, kernel buffers or another pool; the counters need no
+ *    lock.
  */
 
 #include <linux/aio.h>
@@ -37,6 +40,7 @@
 #include <linux/uio.h>
 
 #include "pool.h"
+#include "stats.h"
 #include "util.h"
 
 /**
@@ -540,9 +544,10 @@ void kdbus_pool_accounted(struct kdbus_pool *pool, size_t *size, size_t *acc)
 	mutex_unlock(&pool->lock);
 }
 
+/* write @iter into @slice; bytes really written are added to @stat */
 static ssize_t kdbus_pool_write_iter(const struct kdbus_pool_slice *slice,
 				     loff_t off, struct iov_iter *iter,
-				     size_t total_len)
+				     size_t total_len, enum kdbus_stat stat)
 {
 	loff_t pos;
 	ssize_t len;
@@ -552,6 +557,8 @@ static ssize_t kdbus_pool_write_iter(const struct kdbus_pool_slice *slice,
 
 	pos = slice->off + off;
 	len = vfs_iter_write(slice->pool->f, iter, &pos, 0);
+	if (len > 0)
+		kdbus_stats_add(stat, len);
 
 	return (len >= 0 && len != total_len) ? -EFAULT : len;
 }
@@ -576,7 +583,8 @@ ssize_t kdbus_pool_slice_copy_iovec(const struct kdbus_pool_slice *slice,
 	struct iov_iter iter;
 
 	iov_iter_init(&iter, ITER_SOURCE, iov, iov_count, total_len);
-	return kdbus_pool_write_iter(slice, off, &iter, total_len);
+	return kdbus_pool_write_iter(slice, off, &iter, total_len,
+				     KDBUS_STAT_COPY_USER);
 }
 
 /**
@@ -598,7 +606,8 @@ ssize_t kdbus_pool_slice_copy_kvec(const struct kdbus_pool_slice *slice,
 	struct iov_iter iter;
 
 	iov_iter_kvec(&iter, ITER_SOURCE, kvec, kvec_count, total_len);
-	return kdbus_pool_write_iter(slice, off, &iter, total_len);
+	return kdbus_pool_write_iter(slice, off, &iter, total_len,
+				     KDBUS_STAT_COPY_KERNEL);
 }
 
 /**
@@ -640,6 +649,8 @@ int kdbus_pool_slice_copy(const struct kdbus_pool_slice *slice_dst,
 		}
 
 		n = kernel_write(f_dst, buf, chunk, &off_dst);
+		if (n > 0)
+			kdbus_stats_add(KDBUS_STAT_COPY_POOL, n);
 		if (n != chunk) {
 			ret = n < 0 ? n : -EFAULT;
 			break;

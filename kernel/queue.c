@@ -28,6 +28,7 @@
 #include "pool.h"
 #include "queue.h"
 #include "reply.h"
+#include "stats.h"
 
 /**
  * kdbus_queue_init() - initialize a queue
@@ -75,6 +76,24 @@ struct kdbus_queue_entry *kdbus_queue_peek(struct kdbus_queue *queue,
 static size_t kdbus_queue_entry_fds(const struct kdbus_queue_entry *entry)
 {
 	return entry->gaps ? entry->gaps->n_fds : 0;
+}
+
+/* memfd payload bytes a receiver gets by reference, never copied */
+static u64 kdbus_queue_memfd_bytes(const struct kdbus_staging *staging)
+{
+	const struct kdbus_item *item;
+	u64 n = 0;
+
+	if (!staging->gaps || staging->gaps->n_memfds == 0)
+		return 0;
+
+	KDBUS_ITEMS_FOREACH(item, staging->msg->items,
+			    staging->msg_size -
+			    offsetof(struct kdbus_msg, items))
+		if (item->type == KDBUS_ITEM_PAYLOAD_MEMFD)
+			n += item->memfd.size;
+
+	return n;
 }
 
 /**
@@ -136,6 +155,9 @@ struct kdbus_queue_entry *kdbus_queue_entry_new(struct kdbus_conn *src,
 	if (ret < 0)
 		goto error;
 
+	kdbus_stats_add(KDBUS_STAT_MSGS, 1);
+	kdbus_stats_add(KDBUS_STAT_MEMFD_PASSED,
+			kdbus_queue_memfd_bytes(staging));
 	return entry;
 
 error:

@@ -17,6 +17,7 @@ if [ ! -x "$CP" ]; then
 	tarball=$(ls /usr/src/linux-source-*.tar.xz 2>/dev/null | sort -V | tail -n1)
 	[ -n "$tarball" ] || { echo "checkpatch: no /usr/src/linux-source-*.tar.xz (make deps)" >&2; exit 1; }
 	echo "checkpatch: extracting checkpatch.pl from $tarball (once)" >&2
+	mkdir -p "$REPO/build"
 	tmp=$(mktemp -d "$REPO/build/checkpatch.XXXXXX")
 	trap 'rm -rf "$tmp"' EXIT
 	tar -xJf "$tarball" -C "$tmp" --wildcards --strip-components=1 \

@@ -129,50 +129,75 @@ int kdbus_bus_new(uint64_t flags, char *name, size_t name_len)
 	return fd;
 }
 
-int kdbus_hello(const char *path, uint64_t flags, uint64_t attach_recv,
-		size_t pool_size, struct kdbus_conn **out)
+int kdbus_hello_cmd(const char *path, struct kdbus_cmd_hello *h,
+		    struct kdbus_conn **out)
 {
-	struct kdbus_cmd_hello *h = cmd_new(sizeof(*h));
 	struct kdbus_conn *c;
 	int fd, r;
 
 	fd = open(path, O_RDWR | O_CLOEXEC);
-	if (fd < 0) {
-		r = -errno;
-		cmd_free(h);
+	if (fd < 0)
+		return -errno;
+	r = kdbus_ioctl(fd, KDBUS_CMD_HELLO, h);
+	if (r < 0) {
+		close(fd);
 		return r;
 	}
-	h->flags = flags;
-	h->attach_flags_send = _KDBUS_ATTACH_ALL;
-	h->attach_flags_recv = attach_recv;
-	h->pool_size = pool_size;
-	r = kdbus_ioctl(fd, KDBUS_CMD_HELLO, h);
-	if (r < 0)
-		goto err;
 	c = calloc(1, sizeof(*c));
 	if (!c)
 		abort();
 	c->fd = fd;
 	c->id = h->id;
-	c->pool_size = pool_size;
+	c->pool_size = h->pool_size;
 	c->hello = *h;
-	c->pool = mmap(NULL, pool_size, PROT_READ, MAP_SHARED, fd, 0);
-	if (c->pool == MAP_FAILED) {
-		r = -errno;
-		free(c);
-		goto err;
+	c->pool = NULL;
+	/* policy holders cannot FREE (their HELLO slice stays) */
+	if (!(h->flags & KDBUS_HELLO_POLICY_HOLDER)) {
+		c->pool = mmap(NULL, c->pool_size, PROT_READ, MAP_SHARED,
+			       fd, 0);
+		if (c->pool == MAP_FAILED) {
+			r = -errno;
+			c->pool = NULL;
+			kdbus_conn_free(c);
+			return r;
+		}
+		r = kdbus_free(c, h->offset);
+		if (r < 0) {
+			kdbus_conn_free(c);
+			return r;
+		}
 	}
-	r = kdbus_free(c, h->offset);
-	if (r < 0) {
-		kdbus_conn_free(c);
-		cmd_free(h);
-		return r;
-	}
-	cmd_free(h);
 	*out = c;
 	return 0;
-err:
-	close(fd);
+}
+
+int kdbus_hello(const char *path, uint64_t flags, uint64_t attach_recv,
+		size_t pool_size, struct kdbus_conn **out)
+{
+	struct kdbus_cmd_hello *h = cmd_new(sizeof(*h));
+	int r;
+
+	h->flags = flags;
+	h->attach_flags_send = _KDBUS_ATTACH_ALL;
+	h->attach_flags_recv = attach_recv;
+	h->pool_size = pool_size;
+	r = kdbus_hello_cmd(path, h, out);
+	cmd_free(h);
+	return r;
+}
+
+int kdbus_hello_desc(const char *path, const char *desc, uint64_t flags,
+		     uint64_t attach_send, struct kdbus_conn **out)
+{
+	struct kdbus_cmd_hello *h = cmd_new(sizeof(*h));
+	int r;
+
+	h->flags = flags;
+	h->pool_size = KDBUS_PAGE * 4;
+	h->attach_flags_send = attach_send;
+	if (desc)
+		cmd_add_str(h, KDBUS_ITEM_CONN_DESCRIPTION, desc);
+	r = kdbus_hello_cmd(path, h, out);
 	cmd_free(h);
 	return r;
 }
@@ -399,6 +424,16 @@ int kdbus_conn_info(struct kdbus_conn *c, uint64_t id, const char *name,
 	return r;
 }
 
+struct kdbus_item *kdbus_info_find(struct kdbus_info *info, uint64_t type)
+{
+	struct kdbus_item *it;
+
+	KDBUS_ITEM_FOREACH(it, info->items, KDBUS_INFO_ITEMS_LEN(info))
+		if (it->type == type)
+			return it;
+	return NULL;
+}
+
 int kdbus_update_attach(struct kdbus_conn *c, uint64_t send, uint64_t recv)
 {
 	struct kdbus_cmd *cmd = cmd_new(sizeof(*cmd));
@@ -494,4 +529,215 @@ void kdbus_msleep(unsigned int ms)
 
 	while (nanosleep(&ts, &ts) < 0 && errno == EINTR)
 		;
+}
+
+/* ---- names and kernel notifications (kn_*) ---- */
+
+int kn_acquire(struct kdbus_conn *c, const char *name, uint64_t flags,
+	       uint64_t *return_flags)
+{
+	struct kdbus_cmd *cmd = cmd_new(sizeof(*cmd));
+	int r;
+
+	cmd->flags = flags;
+	cmd->return_flags = 0xdeadbeef;
+	cmd_add_str(cmd, KDBUS_ITEM_NAME, name);
+	r = kdbus_ioctl(c->fd, KDBUS_CMD_NAME_ACQUIRE, cmd);
+	if (return_flags)
+		*return_flags = cmd->return_flags;
+	cmd_free(cmd);
+	return r;
+}
+
+int kn_release(struct kdbus_conn *c, const char *name)
+{
+	struct kdbus_cmd *cmd = cmd_new(sizeof(*cmd));
+	int r;
+
+	cmd_add_str(cmd, KDBUS_ITEM_NAME, name);
+	r = kdbus_ioctl(c->fd, KDBUS_CMD_NAME_RELEASE, cmd);
+	cmd_free(cmd);
+	return r;
+}
+
+/* HELLO with a NAME item (activators, policy holders) */
+int kn_hello_named(const char *path, uint64_t flags, const char *name,
+		   size_t pool_size, struct kdbus_conn **out)
+{
+	struct kdbus_cmd_hello *h = cmd_new(sizeof(*h));
+	int r;
+
+	h->flags = flags;
+	h->pool_size = pool_size;
+	if (name)
+		cmd_add_str(h, KDBUS_ITEM_NAME, name);
+	r = kdbus_hello_cmd(path, h, out);
+	cmd_free(h);
+	return r;
+}
+
+int kn_monitor(const char *path, struct kdbus_conn **out)
+{
+	return kdbus_hello(path, KDBUS_HELLO_MONITOR | KDBUS_HELLO_ACCEPT_FD,
+			   0, KDBUS_DEFAULT_POOL, out);
+}
+
+/*
+ * The next kernel notification queued in @c (other messages, such as
+ * copies a monitor gets of user traffic, are skipped). Notifications are
+ * delivered before the ioctl that caused them returns, so there is no
+ * waiting: -EAGAIN if there is none.
+ */
+int kn_next_notify(struct kdbus_conn *c, struct kn_notify *n)
+{
+	struct kdbus_msg *m;
+	struct kdbus_item *it;
+	uint64_t off;
+	int r;
+
+	for (;;) {
+		r = kdbus_recv_msg(c, 0, 0, &m, &off);
+		if (r < 0)
+			return r;
+		if (m->src_id == KDBUS_SRC_ID_KERNEL)
+			break;
+		kdbus_free(c, off);
+	}
+
+	memset(n, 0, sizeof(*n));
+	it = m->items;
+	n->type = it->type;
+	n->cookie_reply = m->cookie_reply;
+	n->dst_id = m->dst_id;
+	switch (it->type) {
+	case KDBUS_ITEM_ID_ADD:
+	case KDBUS_ITEM_ID_REMOVE:
+		n->old_id = it->id_change.id;
+		n->old_flags = it->id_change.flags;
+		break;
+	case KDBUS_ITEM_NAME_ADD:
+	case KDBUS_ITEM_NAME_REMOVE:
+	case KDBUS_ITEM_NAME_CHANGE:
+		n->old_id = it->name_change.old_id.id;
+		n->old_flags = it->name_change.old_id.flags;
+		n->new_id = it->name_change.new_id.id;
+		n->new_flags = it->name_change.new_id.flags;
+		snprintf(n->name, sizeof(n->name), "%s",
+			 it->name_change.name);
+		break;
+	default:
+		break;
+	}
+	it = kdbus_msg_find(m, KDBUS_ITEM_TIMESTAMP);
+	if (it)
+		n->seq = it->timestamp.seqnum;
+	kdbus_free(c, off);
+	return 0;
+}
+
+/* 0 if no notification is queued, -EPROTO (with a diagnostic) otherwise */
+int kn_no_notify(struct kdbus_conn *c)
+{
+	struct kn_notify n;
+	int r = kn_next_notify(c, &n);
+
+	if (r == -EAGAIN)
+		return 0;
+	if (r == 0) {
+		DIAG("unexpected notification 0x%llx old %llu/0x%llx new %llu/0x%llx %s",
+		     (unsigned long long)n.type,
+		     (unsigned long long)n.old_id,
+		     (unsigned long long)n.old_flags,
+		     (unsigned long long)n.new_id,
+		     (unsigned long long)n.new_flags, n.name);
+		return -EPROTO;
+	}
+	return r;
+}
+
+int kn_expect_name(struct kdbus_conn *c, uint64_t type, const char *name,
+		   uint64_t old_id, uint64_t old_flags,
+		   uint64_t new_id, uint64_t new_flags)
+{
+	struct kn_notify n;
+	int r = kn_next_notify(c, &n);
+
+	if (r < 0) {
+		DIAG("expected name notification 0x%llx for %s: %s",
+		     (unsigned long long)type, name, kdbus_errname(-r));
+		return TEST_FAIL;
+	}
+	if (n.type != type || strcmp(n.name, name) || n.old_id != old_id ||
+	    n.old_flags != old_flags || n.new_id != new_id ||
+	    n.new_flags != new_flags) {
+		DIAG("expected 0x%llx %s old %llu/0x%llx new %llu/0x%llx",
+		     (unsigned long long)type, name,
+		     (unsigned long long)old_id, (unsigned long long)old_flags,
+		     (unsigned long long)new_id, (unsigned long long)new_flags);
+		DIAG("got      0x%llx %s old %llu/0x%llx new %llu/0x%llx",
+		     (unsigned long long)n.type, n.name,
+		     (unsigned long long)n.old_id,
+		     (unsigned long long)n.old_flags,
+		     (unsigned long long)n.new_id,
+		     (unsigned long long)n.new_flags);
+		return TEST_FAIL;
+	}
+	return TEST_OK;
+}
+
+int kn_expect_id(struct kdbus_conn *c, uint64_t type, uint64_t id,
+		 uint64_t flags)
+{
+	struct kn_notify n;
+	int r = kn_next_notify(c, &n);
+
+	if (r < 0) {
+		DIAG("expected id notification 0x%llx for %llu: %s",
+		     (unsigned long long)type, (unsigned long long)id,
+		     kdbus_errname(-r));
+		return TEST_FAIL;
+	}
+	if (n.type != type || n.old_id != id || n.old_flags != flags) {
+		DIAG("expected 0x%llx id %llu flags 0x%llx, got 0x%llx id %llu flags 0x%llx %s",
+		     (unsigned long long)type, (unsigned long long)id,
+		     (unsigned long long)flags, (unsigned long long)n.type,
+		     (unsigned long long)n.old_id,
+		     (unsigned long long)n.old_flags, n.name);
+		return TEST_FAIL;
+	}
+	return TEST_OK;
+}
+
+/* a message (no payload) to a well-known name */
+int kn_send_name(struct kdbus_conn *c, const char *name, uint64_t dst_id,
+		 uint64_t cookie, uint64_t flags, uint64_t word56)
+{
+	struct kdbus_msg *m = kdbus_msg_new(dst_id, cookie, flags, word56,
+					    NULL, 0);
+	int r;
+
+	cmd_add_str(m, KDBUS_ITEM_DST_NAME, name);
+	r = kdbus_send_msg(c->fd, 0, m, NULL);
+	cmd_free(m);
+	return r;
+}
+
+/* RECV one message, report its cookie and DST_NAME ("" if none) */
+int kn_recv_cookie(struct kdbus_conn *c, uint64_t *cookie, char *dst_name,
+		   size_t len)
+{
+	struct kdbus_msg *m;
+	struct kdbus_item *it;
+	uint64_t off;
+	int r;
+
+	r = kdbus_recv_msg(c, 0, 0, &m, &off);
+	if (r < 0)
+		return r;
+	*cookie = m->cookie;
+	if (dst_name) {
+		it = kdbus_msg_find(m, KDBUS_ITEM_DST_NAME);
+		snprintf(dst_name, len, "%s", it ? it->str : "");
+	}
+	return kdbus_free(c, off);
 }

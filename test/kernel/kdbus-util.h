@@ -85,6 +85,14 @@ struct kdbus_conn {
 };
 
 /*
+ * HELLO on a fresh fd of path with a command the caller prepared (flags,
+ * attach flags, pool_size, items); h receives the kernel's reply and stays
+ * the caller's. The pool is mapped and the HELLO reply slice freed, except
+ * for policy holders, which cannot FREE and get no mapping.
+ */
+int kdbus_hello_cmd(const char *path, struct kdbus_cmd_hello *h,
+		    struct kdbus_conn **out);
+/*
  * open path, HELLO with the given flags (attach_flags_send = ALL,
  * attach_flags_recv = attach_recv), mmap the pool and free the HELLO
  * reply slice.
@@ -92,6 +100,9 @@ struct kdbus_conn {
 int kdbus_hello(const char *path, uint64_t flags, uint64_t attach_recv,
 		size_t pool_size, struct kdbus_conn **out);
 void kdbus_conn_free(struct kdbus_conn *conn);
+/* HELLO with a 4-page pool, attach_send and a CONN_DESCRIPTION (if desc) */
+int kdbus_hello_desc(const char *path, const char *desc, uint64_t flags,
+		     uint64_t attach_send, struct kdbus_conn **out);
 /*
  * kdbus_hello() with the endpoint opened (and HELLO issued) as uid: the
  * connection's opener credentials are uid's, the caller stays root
@@ -140,6 +151,8 @@ const uint8_t *kdbus_msg_payload(struct kdbus_msg *msg, unsigned int n,
 int kdbus_conn_info(struct kdbus_conn *c, uint64_t id, const char *name,
 		    uint64_t attach, struct kdbus_info **info,
 		    uint64_t *offset);
+/* first item of the given type in an info record, or NULL */
+struct kdbus_item *kdbus_info_find(struct kdbus_info *info, uint64_t type);
 int kdbus_update_attach(struct kdbus_conn *c, uint64_t send, uint64_t recv);
 int kdbus_byebye(int fd);
 
@@ -152,5 +165,44 @@ uint64_t kdbus_now_ns(void);		/* CLOCK_MONOTONIC */
 long kdbus_meminfo_kb(const char *key);	/* /proc/meminfo value or -1 */
 int kdbus_raise_nofile(unsigned long n);
 void kdbus_msleep(unsigned int ms);
+
+/*
+ * Names and kernel notifications (registry.md §2, core.md §12), used by
+ * the names, activator, list and notify tests.
+ */
+struct kn_notify {
+	uint64_t type;
+	uint64_t seq;
+	uint64_t old_id, old_flags;	/* NAME_*; ID_* use old_id/old_flags */
+	uint64_t new_id, new_flags;
+	uint64_t cookie_reply;
+	uint64_t dst_id;
+	char name[256];
+};
+
+/* NAME_ACQUIRE; return_flags (may be NULL) receives the kernel's */
+int kn_acquire(struct kdbus_conn *c, const char *name, uint64_t flags,
+	       uint64_t *return_flags);
+int kn_release(struct kdbus_conn *c, const char *name);
+/* HELLO with a NAME item (activators, policy holders); name may be NULL */
+int kn_hello_named(const char *path, uint64_t flags, const char *name,
+		   size_t pool_size, struct kdbus_conn **out);
+int kn_monitor(const char *path, struct kdbus_conn **out);
+/* the next kernel notification queued in c; -EAGAIN if there is none */
+int kn_next_notify(struct kdbus_conn *c, struct kn_notify *n);
+/* 0 if no notification is queued, -EPROTO (with a diagnostic) otherwise */
+int kn_no_notify(struct kdbus_conn *c);
+/* TEST_OK if the next notification is exactly this one, else TEST_FAIL */
+int kn_expect_name(struct kdbus_conn *c, uint64_t type, const char *name,
+		   uint64_t old_id, uint64_t old_flags,
+		   uint64_t new_id, uint64_t new_flags);
+int kn_expect_id(struct kdbus_conn *c, uint64_t type, uint64_t id,
+		 uint64_t flags);
+/* a message (no payload) to a well-known name */
+int kn_send_name(struct kdbus_conn *c, const char *name, uint64_t dst_id,
+		 uint64_t cookie, uint64_t flags, uint64_t word56);
+/* RECV one message, report its cookie and DST_NAME ("" if none) */
+int kn_recv_cookie(struct kdbus_conn *c, uint64_t *cookie, char *dst_name,
+		   size_t len);
 
 #endif /* KDBUS_UTIL_H */

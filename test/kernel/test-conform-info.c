@@ -4,10 +4,8 @@
  * §4.7) and UPDATE (§16): record layout and sizes, attach masks at HELLO,
  * negotiation that performs no lookup, and UPDATE's all-or-nothing rule.
  */
-#include <fcntl.h>
 #include <stdlib.h>
 #include <unistd.h>
-#include <sys/mman.h>
 
 #include "kdbus-test.h"
 #include "kdbus-util.h"
@@ -24,50 +22,6 @@
 		&conform_info_t_##_name;						\
 	static int conform_info_fn_##_name(					\
 		struct kdbus_test_env *env __attribute__((unused)))
-
-/* HELLO with a description and the given attach_flags_send */
-static int hello_desc(const char *path, const char *desc, uint64_t flags,
-		      uint64_t attach_send, struct kdbus_conn **out)
-{
-	struct kdbus_cmd_hello *h = cmd_new(sizeof(*h));
-	struct kdbus_conn *c;
-	int fd = open(path, O_RDWR), r;
-
-	if (fd < 0)
-		return -errno;
-	h->flags = flags;
-	h->pool_size = KDBUS_PAGE * 4;
-	h->attach_flags_send = attach_send;
-	if (desc)
-		cmd_add_str(h, KDBUS_ITEM_CONN_DESCRIPTION, desc);
-	r = kdbus_ioctl(fd, KDBUS_CMD_HELLO, h);
-	if (r < 0) {
-		close(fd);
-		cmd_free(h);
-		return r;
-	}
-	c = calloc(1, sizeof(*c));
-	c->fd = fd;
-	c->id = h->id;
-	c->pool_size = h->pool_size;
-	c->hello = *h;
-	c->pool = mmap(NULL, c->pool_size, PROT_READ, MAP_SHARED, fd, 0);
-	cmd_free(h);
-	if (c->pool == MAP_FAILED)
-		return -errno;
-	*out = c;
-	return kdbus_free(c, c->hello.offset);
-}
-
-static struct kdbus_item *info_find(struct kdbus_info *info, uint64_t type)
-{
-	struct kdbus_item *it;
-
-	KDBUS_ITEM_FOREACH(it, info->items, KDBUS_INFO_ITEMS_LEN(info))
-		if (it->type == type)
-			return it;
-	return NULL;
-}
 
 /* the items of a record cover it exactly, each 8-aligned, zero padded */
 static int check_chain(struct kdbus_info *info)
@@ -98,8 +52,8 @@ CONFORM_TEST(conn_info_layout, 0)
 	struct kdbus_info *info;
 	struct kdbus_item *it;
 
-	ASSERT_OK(hello_desc(env->bus_path, "abc", KDBUS_HELLO_ACCEPT_FD,
-			     _KDBUS_ATTACH_ALL, &a));
+	ASSERT_OK(kdbus_hello_desc(env->bus_path, "abc", KDBUS_HELLO_ACCEPT_FD,
+				   _KDBUS_ATTACH_ALL, &a));
 	ASSERT_OK(kdbus_hello(env->bus_path, 0, 0, KDBUS_PAGE * 4, &b));
 	cmd->id = a->id;
 	cmd->attach_flags = KDBUS_ATTACH_CONN_DESCRIPTION;
@@ -122,7 +76,7 @@ CONFORM_TEST(conn_info_layout, 0)
 	info = (struct kdbus_info *)(b->pool + cmd->offset);
 	ASSERT_EQ(cmd->info_size, info->size);
 	RUN(check_chain(info));
-	ASSERT(info_find(info, KDBUS_ITEM_CONN_DESCRIPTION));
+	ASSERT(kdbus_info_find(info, KDBUS_ITEM_CONN_DESCRIPTION));
 	ASSERT_OK(kdbus_free(b, cmd->offset));
 	cmd_free(cmd);
 	kdbus_conn_free(a);
@@ -137,22 +91,22 @@ CONFORM_TEST(attach_send_at_hello, 0)
 	struct kdbus_info *info;
 	uint64_t off;
 
-	ASSERT_OK(hello_desc(env->bus_path, "hidden", 0, 0, &a));
-	ASSERT_OK(hello_desc(env->bus_path, "shown", 0,
-			     KDBUS_ATTACH_CONN_DESCRIPTION, &a2));
+	ASSERT_OK(kdbus_hello_desc(env->bus_path, "hidden", 0, 0, &a));
+	ASSERT_OK(kdbus_hello_desc(env->bus_path, "shown", 0,
+				   KDBUS_ATTACH_CONN_DESCRIPTION, &a2));
 	ASSERT_OK(kdbus_hello(env->bus_path, 0, 0, KDBUS_PAGE * 4, &b));
 	ASSERT_OK(kdbus_conn_info(b, a->id, NULL, _KDBUS_ATTACH_ANY, &info,
 				  &off));
-	ASSERT(!info_find(info, KDBUS_ITEM_CONN_DESCRIPTION));
+	ASSERT(!kdbus_info_find(info, KDBUS_ITEM_CONN_DESCRIPTION));
 	ASSERT_OK(kdbus_free(b, off));
 	ASSERT_OK(kdbus_conn_info(b, a2->id, NULL, _KDBUS_ATTACH_ANY, &info,
 				  &off));
-	ASSERT(info_find(info, KDBUS_ITEM_CONN_DESCRIPTION));
+	ASSERT(kdbus_info_find(info, KDBUS_ITEM_CONN_DESCRIPTION));
 	ASSERT_OK(kdbus_free(b, off));
 	/* ... and the request's mask too */
 	ASSERT_OK(kdbus_conn_info(b, a2->id, NULL, KDBUS_ATTACH_CREDS, &info,
 				  &off));
-	ASSERT(!info_find(info, KDBUS_ITEM_CONN_DESCRIPTION));
+	ASSERT(!kdbus_info_find(info, KDBUS_ITEM_CONN_DESCRIPTION));
 	ASSERT_OK(kdbus_free(b, off));
 	kdbus_conn_free(a);
 	kdbus_conn_free(a2);
@@ -229,7 +183,7 @@ static int desc_visible(struct kdbus_conn *b, uint64_t id)
 	r = kdbus_conn_info(b, id, NULL, _KDBUS_ATTACH_ANY, &info, &off);
 	if (r < 0)
 		return r;
-	r = info_find(info, KDBUS_ITEM_CONN_DESCRIPTION) != NULL;
+	r = kdbus_info_find(info, KDBUS_ITEM_CONN_DESCRIPTION) != NULL;
 	kdbus_free(b, off);
 	return r;
 }
@@ -242,7 +196,8 @@ CONFORM_TEST(update_all_or_nothing, 0)
 	struct kdbus_conn *a, *b;
 	struct kdbus_cmd *cmd;
 
-	ASSERT_OK(hello_desc(env->bus_path, "atom", 0, _KDBUS_ATTACH_ALL, &a));
+	ASSERT_OK(kdbus_hello_desc(env->bus_path, "atom", 0, _KDBUS_ATTACH_ALL,
+				   &a));
 	ASSERT_OK(kdbus_hello(env->bus_path, 0, 0, KDBUS_PAGE * 4, &b));
 	ASSERT_EQ(desc_visible(b, a->id), 1);
 	/* valid SEND, invalid RECV */

@@ -3,55 +3,11 @@
  * KDBUS_CMD_CONN_INFO, KDBUS_CMD_BUS_CREATOR_INFO (core.md §15) and
  * KDBUS_CMD_UPDATE (§16).
  */
-#include <fcntl.h>
 #include <stdlib.h>
 #include <unistd.h>
-#include <sys/mman.h>
 
 #include "kdbus-test.h"
 #include "kdbus-util.h"
-
-static int hello_desc(struct kdbus_test_env *env, const char *desc,
-		      uint64_t flags, struct kdbus_conn **out)
-{
-	struct kdbus_cmd_hello *h = cmd_new(sizeof(*h));
-	struct kdbus_conn *c;
-	int fd = open(env->bus_path, O_RDWR), r;
-
-	if (fd < 0)
-		return -errno;
-	h->flags = flags;
-	h->pool_size = KDBUS_PAGE * 4;
-	h->attach_flags_send = _KDBUS_ATTACH_ALL;
-	cmd_add_str(h, KDBUS_ITEM_CONN_DESCRIPTION, desc);
-	r = kdbus_ioctl(fd, KDBUS_CMD_HELLO, h);
-	if (r < 0) {
-		close(fd);
-		cmd_free(h);
-		return r;
-	}
-	c = calloc(1, sizeof(*c));
-	c->fd = fd;
-	c->id = h->id;
-	c->pool_size = h->pool_size;
-	c->hello = *h;
-	c->pool = mmap(NULL, c->pool_size, PROT_READ, MAP_SHARED, fd, 0);
-	cmd_free(h);
-	if (c->pool == MAP_FAILED)
-		return -errno;
-	*out = c;
-	return kdbus_free(c, c->hello.offset);
-}
-
-static struct kdbus_item *info_find(struct kdbus_info *info, uint64_t type)
-{
-	struct kdbus_item *it;
-
-	KDBUS_ITEM_FOREACH(it, info->items, KDBUS_INFO_ITEMS_LEN(info))
-		if (it->type == type)
-			return it;
-	return NULL;
-}
 
 KDBUS_TEST(info, conn_info_basic, 0)
 {
@@ -140,19 +96,20 @@ KDBUS_TEST(info, description, 0)
 	struct kdbus_item *it;
 	uint64_t off;
 
-	ASSERT_OK(hello_desc(env, "my-desc.1", 0, &a));
+	ASSERT_OK(kdbus_hello_desc(env->bus_path, "my-desc.1", 0,
+				   _KDBUS_ATTACH_ALL, &a));
 	ASSERT_OK(kdbus_hello(env->bus_path, 0, 0, KDBUS_PAGE * 4, &b));
 	ASSERT_OK(kdbus_conn_info(b, a->id, NULL,
 				  KDBUS_ATTACH_CONN_DESCRIPTION, &info, &off));
-	it = info_find(info, KDBUS_ITEM_CONN_DESCRIPTION);
+	it = kdbus_info_find(info, KDBUS_ITEM_CONN_DESCRIPTION);
 	ASSERT(it);
 	ASSERT_EQ(it->size, KDBUS_ITEM_HDR + strlen("my-desc.1") + 1);
 	ASSERT(!strcmp(it->str, "my-desc.1"));
 	ASSERT_OK(kdbus_free(b, off));
 	/* not asked for: not there */
 	ASSERT_OK(kdbus_conn_info(b, a->id, NULL, 0, &info, &off));
-	ASSERT(!info_find(info, KDBUS_ITEM_CONN_DESCRIPTION));
-	ASSERT(!info_find(info, KDBUS_ITEM_TIMESTAMP));
+	ASSERT(!kdbus_info_find(info, KDBUS_ITEM_CONN_DESCRIPTION));
+	ASSERT(!kdbus_info_find(info, KDBUS_ITEM_TIMESTAMP));
 	ASSERT_EQ(info->size, sizeof(struct kdbus_info));
 	ASSERT_OK(kdbus_free(b, off));
 	kdbus_conn_free(a);
@@ -167,17 +124,18 @@ KDBUS_TEST(info, update_attach_flags, 0)
 	struct kdbus_info *info;
 	uint64_t off;
 
-	ASSERT_OK(hello_desc(env, "upd", 0, &a));
+	ASSERT_OK(kdbus_hello_desc(env->bus_path, "upd", 0,
+				   _KDBUS_ATTACH_ALL, &a));
 	ASSERT_OK(kdbus_hello(env->bus_path, 0, 0, KDBUS_PAGE * 4, &b));
 	ASSERT_OK(kdbus_update_attach(a, 0, 0));
 	ASSERT_OK(kdbus_conn_info(b, a->id, NULL, _KDBUS_ATTACH_ALL, &info,
 				  &off));
-	ASSERT(!info_find(info, KDBUS_ITEM_CONN_DESCRIPTION));
+	ASSERT(!kdbus_info_find(info, KDBUS_ITEM_CONN_DESCRIPTION));
 	ASSERT_OK(kdbus_free(b, off));
 	ASSERT_OK(kdbus_update_attach(a, _KDBUS_ATTACH_ANY, _KDBUS_ATTACH_ANY));
 	ASSERT_OK(kdbus_conn_info(b, a->id, NULL, _KDBUS_ATTACH_ALL, &info,
 				  &off));
-	ASSERT(info_find(info, KDBUS_ITEM_CONN_DESCRIPTION));
+	ASSERT(kdbus_info_find(info, KDBUS_ITEM_CONN_DESCRIPTION));
 	ASSERT_OK(kdbus_free(b, off));
 	kdbus_conn_free(a);
 	kdbus_conn_free(b);
@@ -248,12 +206,12 @@ KDBUS_TEST(info, bus_creator_info, 0)
 	/* bus and connection ids come from one domain counter */
 	ASSERT(info->id != 0 && info->id != a->id);
 	ASSERT(info->id < a->id);
-	it = info_find(info, KDBUS_ITEM_MAKE_NAME);
+	it = kdbus_info_find(info, KDBUS_ITEM_MAKE_NAME);
 	ASSERT(it);
 	ASSERT(!strcmp(it->str, env->bus_name));
 	ASSERT_EQ(it->size, KDBUS_ITEM_HDR + strlen(env->bus_name) + 1);
 	/* no ATTACH_FLAGS_SEND at BUS_MAKE: no creator metadata */
-	ASSERT(!info_find(info, KDBUS_ITEM_CREDS));
+	ASSERT(!kdbus_info_find(info, KDBUS_ITEM_CREDS));
 	ASSERT_OK(kdbus_free(a, cmd->offset));
 	/* flags/attach errors */
 	cmd->size = sizeof(*cmd);

@@ -10,13 +10,6 @@
 #include "kdbus-test.h"
 #include "kdbus-util.h"
 
-/* helpers defined in test-names.c */
-int kn_acquire(struct kdbus_conn *c, const char *name, uint64_t flags,
-	       uint64_t *return_flags);
-int kn_hello_named(const char *path, uint64_t flags, const char *name,
-		   size_t pool_size, struct kdbus_conn **out);
-int kn_monitor(const char *path, struct kdbus_conn **out);
-
 #define P KDBUS_NAME_PRIMARY
 #define Q KDBUS_NAME_QUEUE
 #define AR KDBUS_NAME_ALLOW_REPLACEMENT

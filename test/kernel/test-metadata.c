@@ -85,16 +85,6 @@ static int msg_meta_mask(struct kdbus_msg *m, uint64_t *mask)
 	return meta_items_mask(m->items, KDBUS_MSG_ITEMS_LEN(m), mask);
 }
 
-static struct kdbus_item *info_find(struct kdbus_info *info, uint64_t type)
-{
-	struct kdbus_item *it;
-
-	KDBUS_ITEM_FOREACH(it, info->items, KDBUS_INFO_ITEMS_LEN(info))
-		if (it->type == type)
-			return it;
-	return NULL;
-}
-
 /* whole file into buf (NUL-terminated); returns the length or -1 */
 static ssize_t read_file(const char *path, char *buf, size_t size)
 {
@@ -729,24 +719,26 @@ KDBUS_TEST(metadata, conn_info, 0)
 	ASSERT(!(mask & KDBUS_ATTACH_TIMESTAMP));
 	ASSERT_EQ(info->size % 8, 0);
 
-	it = info_find(info, KDBUS_ITEM_CREDS);
+	it = kdbus_info_find(info, KDBUS_ITEM_CREDS);
 	ASSERT(it);
 	ASSERT_EQ(it->creds.uid, 0);
 	ASSERT_EQ(it->creds.euid, 0);
 	ASSERT_EQ(it->creds.suid, 0);
-	it = info_find(info, KDBUS_ITEM_PIDS);
+	it = kdbus_info_find(info, KDBUS_ITEM_PIDS);
 	ASSERT(it);
 	ASSERT_EQ(it->pids.pid, pid);
 	ASSERT_EQ(it->pids.tid, pid);
 	ASSERT_EQ(it->pids.ppid, getpid());
-	RUN(item_str_eq(info_find(info, KDBUS_ITEM_TID_COMM), "info-hello"));
-	RUN(item_str_eq(info_find(info, KDBUS_ITEM_PID_COMM), "info-hello"));
-	ASSERT(info_find(info, KDBUS_ITEM_EXE));
-	ASSERT(info_find(info, KDBUS_ITEM_CMDLINE));
-	ASSERT(info_find(info, KDBUS_ITEM_CAPS));
-	RUN(item_str_eq(info_find(info, KDBUS_ITEM_CONN_DESCRIPTION),
+	RUN(item_str_eq(kdbus_info_find(info, KDBUS_ITEM_TID_COMM),
+			"info-hello"));
+	RUN(item_str_eq(kdbus_info_find(info, KDBUS_ITEM_PID_COMM),
+			"info-hello"));
+	ASSERT(kdbus_info_find(info, KDBUS_ITEM_EXE));
+	ASSERT(kdbus_info_find(info, KDBUS_ITEM_CMDLINE));
+	ASSERT(kdbus_info_find(info, KDBUS_ITEM_CAPS));
+	RUN(item_str_eq(kdbus_info_find(info, KDBUS_ITEM_CONN_DESCRIPTION),
 			"info-target"));
-	it = info_find(info, KDBUS_ITEM_OWNED_NAME);
+	it = kdbus_info_find(info, KDBUS_ITEM_OWNED_NAME);
 	ASSERT(it);
 	ASSERT(strcmp(it->name.name, "org.kdbus.test.info") == 0);
 	ASSERT_OK(kdbus_free(c, off));
@@ -756,7 +748,7 @@ KDBUS_TEST(metadata, conn_info, 0)
 				  KDBUS_ATTACH_PIDS, &info, &off));
 	ASSERT_EQ(info->size, sizeof(*info) + KDBUS_ITEM_SIZE(
 			      sizeof(struct kdbus_pids)));
-	ASSERT_EQ(info_find(info, KDBUS_ITEM_PIDS)->pids.pid, pid);
+	ASSERT_EQ(kdbus_info_find(info, KDBUS_ITEM_PIDS)->pids.pid, pid);
 	ASSERT_OK(kdbus_free(c, off));
 
 	ASSERT_EQ(write(go[1], "x", 1), 1);
@@ -785,7 +777,7 @@ KDBUS_TEST(metadata, conn_info, 0)
 				  &off));
 	RUN(meta_items_mask(info->items, KDBUS_INFO_ITEMS_LEN(info), &mask));
 	ASSERT_EQ(mask, KDBUS_ATTACH_PIDS);
-	ASSERT_EQ(info_find(info, KDBUS_ITEM_PIDS)->pids.pid, getpid());
+	ASSERT_EQ(kdbus_info_find(info, KDBUS_ITEM_PIDS)->pids.pid, getpid());
 	ASSERT_OK(kdbus_free(c, off));
 
 	ASSERT_ERR(kdbus_conn_info(c, partial->id, NULL, 1ULL << 50, &info,
@@ -838,13 +830,14 @@ KDBUS_TEST(metadata, bus_creator_info, 0)
 	/* process items only, from BUS_MAKE time */
 	ASSERT_EQ(mask, KDBUS_ATTACH_CREDS | KDBUS_ATTACH_PIDS |
 		  KDBUS_ATTACH_PID_COMM);
-	it = info_find(info, KDBUS_ITEM_CREDS);
+	it = kdbus_info_find(info, KDBUS_ITEM_CREDS);
 	ASSERT_EQ(it->creds.uid, getuid());
 	ASSERT_EQ(it->creds.gid, getgid());
-	it = info_find(info, KDBUS_ITEM_PIDS);
+	it = kdbus_info_find(info, KDBUS_ITEM_PIDS);
 	ASSERT_EQ(it->pids.pid, getpid());
 	ASSERT_EQ(it->pids.ppid, getppid());
-	RUN(item_str_eq(info_find(info, KDBUS_ITEM_PID_COMM), "bus-maker"));
+	RUN(item_str_eq(kdbus_info_find(info, KDBUS_ITEM_PID_COMM),
+			"bus-maker"));
 	ASSERT_OK(kdbus_free(c, off));
 
 	/* the request's mask restricts further */
@@ -905,12 +898,12 @@ KDBUS_TEST(metadata, faked_identity, 0)
 	ASSERT_OK(kdbus_conn_info(r, f.id, NULL, ATTACH_ALL, &info, &off));
 	RUN(meta_items_mask(info->items, KDBUS_INFO_ITEMS_LEN(info), &mask));
 	ASSERT_EQ(mask, KDBUS_ATTACH_CREDS | KDBUS_ATTACH_PIDS);
-	it = info_find(info, KDBUS_ITEM_CREDS);
+	it = kdbus_info_find(info, KDBUS_ITEM_CREDS);
 	ASSERT_EQ(it->creds.uid, 1234);
 	ASSERT_EQ(it->creds.euid, 0xffffffff);
 	ASSERT_EQ(it->creds.sgid, 0xffffffff);
 	ASSERT_EQ(it->creds.egid, 4321);
-	it = info_find(info, KDBUS_ITEM_PIDS);
+	it = kdbus_info_find(info, KDBUS_ITEM_PIDS);
 	ASSERT_EQ(it->pids.pid, getpid());
 	ASSERT_EQ(it->pids.tid, 0);
 	ASSERT_EQ(it->pids.ppid, 0);

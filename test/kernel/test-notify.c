@@ -13,31 +13,6 @@
 #include "kdbus-test.h"
 #include "kdbus-util.h"
 
-/* helpers defined in test-names.c */
-struct kn_notify {
-	uint64_t type;
-	uint64_t seq;
-	uint64_t old_id, old_flags;
-	uint64_t new_id, new_flags;
-	uint64_t cookie_reply;
-	uint64_t dst_id;
-	char name[256];
-};
-
-int kn_acquire(struct kdbus_conn *c, const char *name, uint64_t flags,
-	       uint64_t *return_flags);
-int kn_release(struct kdbus_conn *c, const char *name);
-int kn_hello_named(const char *path, uint64_t flags, const char *name,
-		   size_t pool_size, struct kdbus_conn **out);
-int kn_monitor(const char *path, struct kdbus_conn **out);
-int kn_next_notify(struct kdbus_conn *c, struct kn_notify *n);
-int kn_no_notify(struct kdbus_conn *c);
-int kn_expect_name(struct kdbus_conn *c, uint64_t type, const char *name,
-		   uint64_t old_id, uint64_t old_flags,
-		   uint64_t new_id, uint64_t new_flags);
-int kn_expect_id(struct kdbus_conn *c, uint64_t type, uint64_t id,
-		 uint64_t flags);
-
 #define P KDBUS_NAME_PRIMARY
 #define Q KDBUS_NAME_QUEUE
 #define FD KDBUS_HELLO_ACCEPT_FD

@@ -416,40 +416,9 @@ int kp_bus_world(char *path, size_t len)
 int kp_hello_cmd(const char *path, struct kdbus_cmd_hello *h,
 		 struct kdbus_conn **out)
 {
-	struct kdbus_conn *c;
-	int fd, r;
-
-	fd = open(path, O_RDWR | O_CLOEXEC);
-	if (fd < 0)
-		return -errno;
 	if (!h->pool_size)
 		h->pool_size = KDBUS_DEFAULT_POOL;
-	r = kdbus_ioctl(fd, KDBUS_CMD_HELLO, h);
-	if (r < 0) {
-		close(fd);
-		return r;
-	}
-	c = calloc(1, sizeof(*c));
-	if (!c)
-		abort();
-	c->fd = fd;
-	c->id = h->id;
-	c->pool_size = h->pool_size;
-	c->hello = *h;
-	c->pool = NULL;
-	if (!(h->flags & KDBUS_HELLO_POLICY_HOLDER)) {
-		c->pool = mmap(NULL, c->pool_size, PROT_READ, MAP_SHARED,
-			       fd, 0);
-		if (c->pool == MAP_FAILED) {
-			r = -errno;
-			c->pool = NULL;
-			kdbus_conn_free(c);
-			return r;
-		}
-		kdbus_free(c, h->offset);
-	}
-	*out = c;
-	return 0;
+	return kdbus_hello_cmd(path, h, out);
 }
 
 int kp_hello_policy(const char *path, uint64_t flags, const char *name,

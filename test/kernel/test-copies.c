@@ -1,0 +1,401 @@
+// SPDX-License-Identifier: GPL-2.0-or-later
+/*
+ * The copy count (issue 6), read from the module's counters in
+ * /sys/kernel/debug/kdbus/stats: a PAYLOAD_VEC is copied from the
+ * sender's memory exactly once into each receiver's pool, a memfd payload
+ * is never copied, a broadcast to K receivers copies K times, and an
+ * activator hand-over copies the queued message pool to pool without
+ * touching the sender's memory again.
+ *
+ * The counters are module-wide; tests run one at a time, and nothing else
+ * sends in the VM while a test runs.
+ */
+#include <fcntl.h>
+#include <stdlib.h>
+#include <sys/mman.h>
+#include <sys/vfs.h>
+#include <unistd.h>
+
+#include "kdbus-test.h"
+#include "kdbus-util.h"
+
+#define STATS_PATH	"/sys/kernel/debug/kdbus/stats"
+#define DEBUGFS_DIR	"/sys/kernel/debug"
+#define DEBUGFS_MAGIC_NR 0x64626720
+#define ALL_SEALS (F_SEAL_SHRINK | F_SEAL_GROW | F_SEAL_WRITE | F_SEAL_SEAL)
+#define POOL_SIZE	(16ULL << 20)
+
+struct copy_stats {
+	uint64_t user;		/* copied_user_bytes */
+	uint64_t kernel;	/* copied_kernel_bytes */
+	uint64_t pool;		/* copied_pool_bytes */
+	uint64_t msgs;		/* messages_delivered */
+	uint64_t memfd;		/* memfd_passed_bytes */
+};
+
+/*
+ * Read the counters: 0, -ENOENT without debugfs (test skipped), -EPROTO
+ * if a counter is missing or the file is malformed.
+ */
+static int read_stats(struct copy_stats *s)
+{
+	static const char *const names[] = {
+		"copied_user_bytes", "copied_kernel_bytes",
+		"copied_pool_bytes", "messages_delivered",
+		"memfd_passed_bytes",
+	};
+	uint64_t *const fields[] = {
+		&s->user, &s->kernel, &s->pool, &s->msgs, &s->memfd,
+	};
+	unsigned int seen = 0, i;
+	unsigned long long v;
+	char name[64];
+	FILE *f;
+
+	f = fopen(STATS_PATH, "re");
+	if (!f)
+		return -errno;
+	while (fscanf(f, "%63s %llu", name, &v) == 2) {
+		for (i = 0; i < 5; i++) {
+			if (!strcmp(name, names[i])) {
+				*fields[i] = v;
+				seen |= 1u << i;
+			}
+		}
+	}
+	fclose(f);
+	return seen == 0x1f ? 0 : -EPROTO;
+}
+
+/* debugfs mounted but no stats file is a failure; no debugfs a skip */
+static int stats_available(void)
+{
+	struct copy_stats s;
+	struct statfs sfs;
+	int r = read_stats(&s);
+
+	if (r == 0)
+		return TEST_OK;
+	if (r == -ENOENT &&
+	    (statfs(DEBUGFS_DIR, &sfs) < 0 || sfs.f_type != DEBUGFS_MAGIC_NR)) {
+		kdbus_test_skip_reason("debugfs not mounted at %s", DEBUGFS_DIR);
+		return TEST_SKIP;
+	}
+	DIAG("%s: %s", STATS_PATH, strerror(-r));
+	return TEST_FAIL;
+}
+
+#define DELTA(after, before, f) ((after).f - (before).f)
+
+static void fill(uint8_t *p, size_t len, unsigned int seed)
+{
+	size_t i;
+
+	for (i = 0; i < len; i++)
+		p[i] = (uint8_t)((i * 2654435761u + seed) >> 7);
+}
+
+/* the single PAYLOAD_OFF item of a message holds @data */
+static int check_payload(struct kdbus_msg *m, const uint8_t *data, size_t len)
+{
+	const uint8_t *p;
+	uint64_t size;
+
+	p = kdbus_msg_payload(m, 0, &size);
+	ASSERT(p);
+	ASSERT_EQ(size, len);
+	ASSERT(!memcmp(p, data, len));
+	return TEST_OK;
+}
+
+static int recv_check(struct kdbus_conn *c, const uint8_t *data, size_t len)
+{
+	struct kdbus_msg *m;
+	uint64_t off;
+
+	ASSERT_OK(kdbus_recv_msg(c, 0, 0, &m, &off));
+	RUN(check_payload(m, data, len));
+	ASSERT_OK(kdbus_free(c, off));
+	return TEST_OK;
+}
+
+/* one message with an N-byte vec to one receiver: N bytes copied, once */
+KDBUS_TEST(copies, vec_once, 0)
+{
+	const size_t n = 1000003;	/* odd: padding is not user data */
+	struct copy_stats s0, s1, s2;
+	struct kdbus_conn *a, *b;
+	uint8_t *data;
+
+	RUN(stats_available());
+	ASSERT_OK(kdbus_hello(env->bus_path, 0, 0, POOL_SIZE, &a));
+	ASSERT_OK(kdbus_hello(env->bus_path, 0, 0, POOL_SIZE, &b));
+	data = malloc(n);
+	ASSERT(data);
+	fill(data, n, 1);
+
+	ASSERT_OK(read_stats(&s0));
+	ASSERT_OK(kdbus_send(a, b->id, 1, 0, 0, 0, data, n));
+	ASSERT_OK(read_stats(&s1));
+	DIAG("send: user %llu kernel %llu pool %llu msgs %llu memfd %llu",
+	     (unsigned long long)DELTA(s1, s0, user),
+	     (unsigned long long)DELTA(s1, s0, kernel),
+	     (unsigned long long)DELTA(s1, s0, pool),
+	     (unsigned long long)DELTA(s1, s0, msgs),
+	     (unsigned long long)DELTA(s1, s0, memfd));
+	ASSERT_EQ(DELTA(s1, s0, user), n);
+	ASSERT_EQ(DELTA(s1, s0, msgs), 1);
+	ASSERT_EQ(DELTA(s1, s0, memfd), 0);
+	ASSERT_EQ(DELTA(s1, s0, pool), 0);
+	/* the header and items, but far less than the payload */
+	ASSERT(DELTA(s1, s0, kernel) > 0);
+	ASSERT(DELTA(s1, s0, kernel) < 4096);
+
+	/* RECV hands out the slice: nothing is copied again */
+	RUN(recv_check(b, data, n));
+	ASSERT_OK(read_stats(&s2));
+	ASSERT_EQ(DELTA(s2, s1, user), 0);
+	ASSERT_EQ(DELTA(s2, s1, pool), 0);
+
+	/* two data vecs and a NULL vec: the data vecs' bytes, once each */
+	{
+		struct kdbus_msg *m = kdbus_msg_new(b->id, 2, 0, 0, data, 1000);
+		struct kdbus_vec v = { .size = 5, .address = 0 };
+
+		cmd_add_item(m, KDBUS_ITEM_PAYLOAD_VEC, &v, sizeof(v));
+		v.size = 3000;
+		v.address = (uintptr_t)(data + 1000);
+		cmd_add_item(m, KDBUS_ITEM_PAYLOAD_VEC, &v, sizeof(v));
+		ASSERT_OK(read_stats(&s0));
+		ASSERT_OK(kdbus_send_msg(a->fd, 0, m, NULL));
+		ASSERT_OK(read_stats(&s1));
+		cmd_free(m);
+	}
+	ASSERT_EQ(DELTA(s1, s0, user), 4000);
+	ASSERT_EQ(DELTA(s1, s0, msgs), 1);
+	ASSERT_OK(kdbus_recv(b, KDBUS_RECV_DROP, 0, NULL));
+
+	/* a refused send (unknown destination) copies nothing */
+	ASSERT_OK(read_stats(&s0));
+	ASSERT_ERR(kdbus_send(a, 0x7fffffff, 3, 0, 0, 0, data, n), ENXIO);
+	ASSERT_OK(read_stats(&s1));
+	ASSERT_EQ(DELTA(s1, s0, user), 0);
+	ASSERT_EQ(DELTA(s1, s0, msgs), 0);
+
+	free(data);
+	kdbus_conn_free(a);
+	kdbus_conn_free(b);
+	return TEST_OK;
+}
+
+/* a sealed memfd of @size bytes, byte i = (uint8_t)i */
+static int make_memfd(size_t size)
+{
+	uint8_t *p;
+	size_t i;
+	int fd;
+
+	fd = memfd_create("kdbus-copies", MFD_CLOEXEC | MFD_ALLOW_SEALING);
+	if (fd < 0)
+		return -errno;
+	if (ftruncate(fd, size) < 0)
+		goto fail;
+	p = mmap(NULL, size, PROT_READ | PROT_WRITE, MAP_SHARED, fd, 0);
+	if (p == MAP_FAILED)
+		goto fail;
+	for (i = 0; i < size; i++)
+		p[i] = (uint8_t)i;
+	munmap(p, size);
+	if (fcntl(fd, F_ADD_SEALS, ALL_SEALS) < 0)
+		goto fail;
+	return fd;
+fail:
+	i = errno;
+	close(fd);
+	return -(int)i;
+}
+
+/* an M-byte memfd payload: 0 payload bytes copied, M passed */
+KDBUS_TEST(copies, memfd_none, 0)
+{
+	const size_t msize = 8ULL << 20;
+	struct copy_stats s0, s1;
+	struct kdbus_conn *a, *b;
+	struct kdbus_memfd mfd = { .start = 0, .size = msize };
+	struct kdbus_item *it;
+	struct kdbus_msg *m;
+	uint8_t vec[24];
+	uint64_t off;
+	uint8_t *p;
+	int fd;
+
+	RUN(stats_available());
+	ASSERT_OK(kdbus_hello(env->bus_path, 0, 0, POOL_SIZE, &a));
+	ASSERT_OK(kdbus_hello(env->bus_path, 0, 0, POOL_SIZE, &b));
+	fd = make_memfd(msize);
+	ASSERT_OK(fd);
+
+	/* memfd only */
+	mfd.fd = fd;
+	m = kdbus_msg_new(b->id, 1, 0, 0, NULL, 0);
+	cmd_add_item(m, KDBUS_ITEM_PAYLOAD_MEMFD, &mfd, sizeof(mfd));
+	ASSERT_OK(read_stats(&s0));
+	ASSERT_OK(kdbus_send_msg(a->fd, 0, m, NULL));
+	ASSERT_OK(read_stats(&s1));
+	cmd_free(m);
+	DIAG("send: user %llu kernel %llu msgs %llu memfd %llu",
+	     (unsigned long long)DELTA(s1, s0, user),
+	     (unsigned long long)DELTA(s1, s0, kernel),
+	     (unsigned long long)DELTA(s1, s0, msgs),
+	     (unsigned long long)DELTA(s1, s0, memfd));
+	ASSERT_EQ(DELTA(s1, s0, user), 0);
+	ASSERT_EQ(DELTA(s1, s0, pool), 0);
+	ASSERT_EQ(DELTA(s1, s0, memfd), msize);
+	ASSERT_EQ(DELTA(s1, s0, msgs), 1);
+	ASSERT(DELTA(s1, s0, kernel) < 4096);
+
+	/* the receiver sees the sender's bytes through its own descriptor */
+	ASSERT_OK(kdbus_recv_msg(b, 0, 0, &m, &off));
+	it = kdbus_msg_find(m, KDBUS_ITEM_PAYLOAD_MEMFD);
+	ASSERT(it && it->memfd.fd >= 0);
+	ASSERT_EQ(it->memfd.size, msize);
+	p = mmap(NULL, msize, PROT_READ, MAP_SHARED, it->memfd.fd, 0);
+	ASSERT(p != MAP_FAILED);
+	ASSERT_EQ(p[12345], (uint8_t)12345);
+	ASSERT_EQ(p[msize - 1], (uint8_t)(msize - 1));
+	munmap(p, msize);
+	close(it->memfd.fd);
+	ASSERT_OK(kdbus_free(b, off));
+
+	/* memfd next to a vec: only the vec's bytes come from user memory */
+	fill(vec, sizeof(vec), 2);
+	m = kdbus_msg_new(b->id, 2, 0, 0, vec, sizeof(vec));
+	mfd.start = 4096;
+	mfd.size = msize - 4096;
+	cmd_add_item(m, KDBUS_ITEM_PAYLOAD_MEMFD, &mfd, sizeof(mfd));
+	ASSERT_OK(read_stats(&s0));
+	ASSERT_OK(kdbus_send_msg(a->fd, 0, m, NULL));
+	ASSERT_OK(read_stats(&s1));
+	cmd_free(m);
+	ASSERT_EQ(DELTA(s1, s0, user), sizeof(vec));
+	ASSERT_EQ(DELTA(s1, s0, memfd), msize - 4096);
+	ASSERT_EQ(DELTA(s1, s0, msgs), 1);
+	ASSERT_OK(kdbus_recv(b, KDBUS_RECV_DROP, 0, NULL));
+
+	close(fd);
+	kdbus_conn_free(a);
+	kdbus_conn_free(b);
+	return TEST_OK;
+}
+
+/* a broadcast to K matching receivers copies K x N; others get nothing */
+KDBUS_TEST(copies, broadcast, 0)
+{
+	enum { K = 4 };
+	const size_t n = 65536 + 3;
+	uint64_t bloom[1 + KDBUS_DEFAULT_BLOOM / 8] = { 0 };
+	struct kdbus_conn *a, *r[K], *idle;
+	struct copy_stats s0, s1;
+	struct kdbus_cmd_match *match;
+	struct kdbus_msg *m;
+	uint8_t *data;
+	int i;
+
+	RUN(stats_available());
+	ASSERT_OK(kdbus_hello(env->bus_path, 0, 0, POOL_SIZE, &a));
+	ASSERT_OK(kdbus_hello(env->bus_path, 0, 0, POOL_SIZE, &idle));
+	for (i = 0; i < K; i++)
+		ASSERT_OK(kdbus_hello(env->bus_path, 0, 0, POOL_SIZE, &r[i]));
+	/* a rule without items matches every signal (added last: no ID_ADD) */
+	for (i = 0; i < K; i++) {
+		match = cmd_new(sizeof(*match));
+		match->cookie = 1;
+		ASSERT_OK(kdbus_ioctl(r[i]->fd, KDBUS_CMD_MATCH_ADD, match));
+		cmd_free(match);
+	}
+	data = malloc(n);
+	ASSERT(data);
+	fill(data, n, 3);
+
+	m = kdbus_msg_new(KDBUS_DST_ID_BROADCAST, 1, KDBUS_MSG_SIGNAL, 0,
+			  data, n);
+	cmd_add_item(m, KDBUS_ITEM_BLOOM_FILTER, bloom, sizeof(bloom));
+	ASSERT_OK(read_stats(&s0));
+	ASSERT_OK(kdbus_send_msg(a->fd, 0, m, NULL));
+	ASSERT_OK(read_stats(&s1));
+	cmd_free(m);
+	DIAG("broadcast to %d: user %llu msgs %llu", K,
+	     (unsigned long long)DELTA(s1, s0, user),
+	     (unsigned long long)DELTA(s1, s0, msgs));
+	ASSERT_EQ(DELTA(s1, s0, user), (uint64_t)K * n);
+	ASSERT_EQ(DELTA(s1, s0, msgs), K);
+	ASSERT_EQ(DELTA(s1, s0, memfd), 0);
+
+	for (i = 0; i < K; i++) {
+		RUN(recv_check(r[i], data, n));
+		ASSERT_ERR(kdbus_recv(r[i], 0, 0, NULL), EAGAIN);
+	}
+	ASSERT_ERR(kdbus_recv(idle, 0, 0, NULL), EAGAIN);
+	ASSERT_ERR(kdbus_recv(a, 0, 0, NULL), EAGAIN);
+	free(data);
+	for (i = 0; i < K; i++)
+		kdbus_conn_free(r[i]);
+	kdbus_conn_free(idle);
+	kdbus_conn_free(a);
+	return TEST_OK;
+}
+
+/*
+ * A message queued on an activator is copied from the sender's memory
+ * once; the hand-over to the implementer copies the slice pool to pool
+ * (core.md §22) and reads no user memory.
+ */
+KDBUS_TEST(copies, activator_handover, 0)
+{
+	const char *name = "org.example.Copies";
+	const size_t n = 100000;
+	struct kdbus_conn *a, *act, *svc;
+	struct copy_stats s0, s1;
+	struct kdbus_msg *m;
+	uint64_t rf;
+	uint8_t *data;
+
+	RUN(stats_available());
+	ASSERT_OK(kn_hello_named(env->bus_path,
+				 KDBUS_HELLO_ACTIVATOR | KDBUS_HELLO_ACCEPT_FD,
+				 name, POOL_SIZE, &act));
+	ASSERT_OK(kdbus_hello(env->bus_path, 0, 0, POOL_SIZE, &a));
+	ASSERT_OK(kdbus_hello(env->bus_path, KDBUS_HELLO_ACCEPT_FD, 0,
+			      POOL_SIZE, &svc));
+	data = malloc(n);
+	ASSERT(data);
+	fill(data, n, 4);
+
+	m = kdbus_msg_new(0, 1, 0, 0, data, n);
+	cmd_add_str(m, KDBUS_ITEM_DST_NAME, name);
+	ASSERT_OK(read_stats(&s0));
+	ASSERT_OK(kdbus_send_msg(a->fd, 0, m, NULL));
+	ASSERT_OK(read_stats(&s1));
+	cmd_free(m);
+	ASSERT_EQ(DELTA(s1, s0, user), n);
+	ASSERT_EQ(DELTA(s1, s0, pool), 0);
+
+	ASSERT_OK(read_stats(&s0));
+	ASSERT_OK(kn_acquire(svc, name, 0, &rf));
+	ASSERT_OK(read_stats(&s1));
+	DIAG("hand-over: pool %llu user %llu",
+	     (unsigned long long)DELTA(s1, s0, pool),
+	     (unsigned long long)DELTA(s1, s0, user));
+	ASSERT_EQ(DELTA(s1, s0, user), 0);
+	/* the whole slice: header, items and payload, 8-aligned */
+	ASSERT(DELTA(s1, s0, pool) >= n);
+	ASSERT(DELTA(s1, s0, pool) < n + 4096);
+	ASSERT_EQ(DELTA(s1, s0, pool) % 8, 0);
+
+	RUN(recv_check(svc, data, n));
+	free(data);
+	kdbus_conn_free(svc);
+	kdbus_conn_free(a);
+	kdbus_conn_free(act);
+	return TEST_OK;
+}
