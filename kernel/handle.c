@@ -190,11 +190,14 @@ int __kdbus_args_parse(struct kdbus_args *args, bool is_cmd, void __user *argp,
 			return -EFAULT;
 		args->cmd = (void *)args->cmd_buf;
 	} else {
-		args->cmd = memdup_user(argp, user_size);
-		if (IS_ERR(args->cmd)) {
-			ret = PTR_ERR(args->cmd);
+		/* charged to the caller, unlike memdup_user()'s GFP_USER */
+		args->cmd = kmalloc(user_size, GFP_KERNEL_ACCOUNT);
+		if (!args->cmd)
+			return -ENOMEM;
+		if (copy_from_user(args->cmd, argp, user_size)) {
+			kfree(args->cmd);
 			args->cmd = NULL;
-			return ret;
+			return -EFAULT;
 		}
 	}
 

@@ -634,7 +634,7 @@ int kdbus_pool_slice_copy(const struct kdbus_pool_slice *slice_dst,
 	if (len > slice_dst->size)
 		return -EFAULT;
 
-	buf = kmalloc(PAGE_SIZE, GFP_KERNEL);
+	buf = kmalloc(PAGE_SIZE, GFP_KERNEL_ACCOUNT);
 	if (!buf)
 		return -ENOMEM;
 

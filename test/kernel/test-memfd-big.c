@@ -155,7 +155,11 @@ KDBUS_TEST_FULL(memfd_big, deliver_1g, 0, 300)
 	/* the sender lets go at once: the message holds the memory */
 	close(fd);
 	with = kdbus_meminfo_kb("Shmem");
-	ASSERT(with - base >= size_kb);
+	/*
+	 * Pools of earlier tests may still be freed in the background (the
+	 * last fput is deferred), so allow 32 MiB of slack against 1 GiB.
+	 */
+	ASSERT(with - base >= size_kb - (32L << 10));
 
 	ASSERT_OK(kdbus_recv_msg(b, 0, 0, &m, &off));
 	DIAG("send + recv in %.3f s", elapsed(t0));
