@@ -35,6 +35,8 @@ enum {
         EXIT_TIMEOUT = 4,
 };
 
+#define ARRAY_SIZE(a)           (sizeof(a) / sizeof((a)[0]))
+
 #define PCAP_LINKTYPE_DBUS      231
 #define PCAP_SNAPLEN            134217728u
 
@@ -103,18 +105,24 @@ static int errno_exit(int r)
         return EXIT_FAIL;
 }
 
+/* the bus node: --bus, else the user's or the system bus below --root */
+static void bus_node_path(char *path, size_t size)
+{
+        if (arg_bus)
+                snprintf(path, size, "%s", arg_bus);
+        else if (arg_user)
+                snprintf(path, size, "%s/%u-user/bus", arg_root, (unsigned int)getuid());
+        else
+                snprintf(path, size, "%s/0-system/bus", arg_root);
+}
+
 static int connect_bus(struct kdbus_bus **ret, bool monitor)
 {
         struct kdbus_bus *bus = NULL;
         char path[512];
         int r;
 
-        if (arg_bus)
-                snprintf(path, sizeof(path), "%s", arg_bus);
-        else if (arg_user)
-                snprintf(path, sizeof(path), "%s/%u-user/bus", arg_root, (unsigned int)getuid());
-        else
-                snprintf(path, sizeof(path), "%s/0-system/bus", arg_root);
+        bus_node_path(path, sizeof(path));
 
         r = kdbus_bus_new(&bus);
         if (r >= 0)
@@ -165,167 +173,188 @@ static void text_string(FILE *f, const char *s)
         fputc('"', f);
 }
 
-static int print_value(FILE *f, struct kdbus_message *m, char type, const char *contents);
+/*
+ * monitor and pcap-dump abbreviate long arrays (@brief), so that a 100 MiB
+ * payload is not printed as 400 MB of text: byte arrays longer than
+ * BRIEF_MAX_BYTES show their first BRIEF_HEAD_BYTES, other arrays longer
+ * than BRIEF_MAX_ELEMENTS their first BRIEF_MAX_ELEMENTS elements. call
+ * prints replies in full.
+ */
+#define BRIEF_MAX_BYTES         32
+#define BRIEF_HEAD_BYTES        16
+#define BRIEF_MAX_ELEMENTS      16
 
-/* values until the end of the current container */
-static int print_values(FILE *f, struct kdbus_message *m, bool json)
-{
-        bool first = true;
+static int print_any(FILE *f, struct kdbus_message *m, bool brief);
 
-        for (;;) {
-                const char *contents = NULL;
-                char type;
-                int r = kdbus_message_peek_type(m, &type, &contents);
-
-                if (r < 0)
-                        return r;
-                if (r == 0)
-                        return 0;
-                if (!first)
-                        fputs(json ? "," : " ", f);
-                first = false;
-                r = print_value(f, m, type, contents);
-                if (r < 0)
-                        return r;
-        }
-}
-
-static int print_value(FILE *f, struct kdbus_message *m, char type, const char *contents)
+static int print_basic(FILE *f, struct kdbus_message *m, char type)
 {
         union {
                 uint8_t y; int b; int16_t n; uint16_t q; int32_t i; uint32_t u;
                 int64_t x; uint64_t t; double d; const char *s; int h;
         } v;
-        char *c = contents ? strdup(contents) : NULL;
-        int r = 0;
+        int r;
 
-        if (contents && !c)
-                return -ENOMEM;
+        if (!strchr("ybnqiuxtdhsog", type))
+                return kdbus_message_skip(m, NULL);
+        r = kdbus_message_read_basic(m, type, &v);
+        if (r == -EBADF && type == 'h') {
+                kdbus_message_skip(m, "h");
+                v.h = -1;
+                r = 1;
+        }
+        if (r < 0)
+                return r;
         switch (type) {
-        case 'a':
-        case '(':
-        case '{':
-        case 'v':
-                /* JSON only: text mode handles containers in print_any() */
-                if (type == 'v') {
-                        fprintf(f, "{\"type\":");
-                        json_string(f, c);
-                        fprintf(f, ",\"data\":");
-                }
-                r = kdbus_message_enter_container(m, type, c);
-                if (r < 0)
-                        break;
-                fputs(type == 'v' ? "" : "[", f);
-                r = print_values(f, m, true);
-                if (r < 0)
-                        break;
-                fputs(type == 'v' ? "}" : "]", f);
-                r = kdbus_message_exit_container(m);
-                break;
-        case 'y':
-                r = kdbus_message_read_basic(m, type, &v.y);
-                fprintf(f, "%u", v.y);
-                break;
-        case 'b':
-                r = kdbus_message_read_basic(m, type, &v.b);
-                fprintf(f, "%s", v.b ? "true" : "false");
-                break;
-        case 'n':
-                r = kdbus_message_read_basic(m, type, &v.n);
-                fprintf(f, "%d", v.n);
-                break;
-        case 'q':
-                r = kdbus_message_read_basic(m, type, &v.q);
-                fprintf(f, "%u", v.q);
-                break;
-        case 'i':
-                r = kdbus_message_read_basic(m, type, &v.i);
-                fprintf(f, "%" PRId32, v.i);
-                break;
-        case 'u':
-                r = kdbus_message_read_basic(m, type, &v.u);
-                fprintf(f, "%" PRIu32, v.u);
-                break;
-        case 'x':
-                r = kdbus_message_read_basic(m, type, &v.x);
-                fprintf(f, "%" PRId64, v.x);
-                break;
-        case 't':
-                r = kdbus_message_read_basic(m, type, &v.t);
-                fprintf(f, "%" PRIu64, v.t);
-                break;
-        case 'd':
-                r = kdbus_message_read_basic(m, type, &v.d);
-                fprintf(f, "%.17g", v.d);
-                break;
-        case 'h':
-                r = kdbus_message_read_basic(m, type, &v.h);
-                if (r == -EBADF) {
-                        kdbus_message_skip(m, "h");
-                        v.h = -1;
-                        r = 1;
-                }
-                fprintf(f, "%d", v.h);
-                break;
-        case 's':
-        case 'o':
-        case 'g':
-                r = kdbus_message_read_basic(m, type, &v.s);
-                if (r >= 0) {
-                        if (arg_json)
-                                json_string(f, v.s);
-                        else
-                                text_string(f, v.s);
-                }
-                break;
+        case 'y': fprintf(f, "%u", v.y); break;
+        case 'b': fprintf(f, "%s", v.b ? "true" : "false"); break;
+        case 'n': fprintf(f, "%d", v.n); break;
+        case 'q': fprintf(f, "%u", v.q); break;
+        case 'i': fprintf(f, "%" PRId32, v.i); break;
+        case 'u': fprintf(f, "%" PRIu32, v.u); break;
+        case 'x': fprintf(f, "%" PRId64, v.x); break;
+        case 't': fprintf(f, "%" PRIu64, v.t); break;
+        case 'd': fprintf(f, "%.17g", v.d); break;
+        case 'h': fprintf(f, "%d", v.h); break;
         default:
-                r = kdbus_message_skip(m, NULL);
+                if (arg_json)
+                        json_string(f, v.s);
+                else
+                        text_string(f, v.s);
                 break;
         }
-        free(c);
-        return r < 0 ? r : 0;
+        return 0;
 }
 
 /*
- * Text output of arrays prints the element count first, which needs a
- * second pass over the container; print_value reports that by returning
- * 1 after it counted. This wrapper handles arrays in text mode.
+ * The values up to the end of the current container, separated as the
+ * output mode wants, the first @limit of them printed and the others
+ * skipped. Returns how many values there were.
  */
-static int print_value_text_array(FILE *f, struct kdbus_message *m, const char *contents);
-
-static int print_any(FILE *f, struct kdbus_message *m);
-
-static int print_value_text_array(FILE *f, struct kdbus_message *m, const char *contents)
+static long print_values(FILE *f, struct kdbus_message *m, bool brief, size_t limit)
 {
-        unsigned int n = 0;
-        bool first = true;
+        size_t n = 0;
         int r;
 
-        /* count on a saved position: enter, skip all, exit, then rewind and seek */
+        while ((r = kdbus_message_peek_type(m, NULL, NULL)) > 0) {
+                if (n < limit) {
+                        if (n)
+                                fputs(arg_json ? "," : " ", f);
+                        r = print_any(f, m, brief);
+                } else {
+                        r = kdbus_message_skip(m, NULL);
+                }
+                if (r < 0)
+                        return r;
+                n++;
+        }
+        return r < 0 ? r : (long)n;
+}
+
+/* a byte array in one read, printed in full or as its first bytes */
+static int print_bytes(FILE *f, struct kdbus_message *m)
+{
+        const void *data;
+        const uint8_t *p;
+        size_t size;
+        int r = kdbus_message_read_array(m, 'y', &data, &size);
+
+        if (r < 0)
+                return r;
+        p = data;
+        if (size <= BRIEF_MAX_BYTES) {
+                fputc('[', f);
+                for (size_t i = 0; i < size; i++)
+                        fprintf(f, "%s%u", i ? (arg_json ? "," : " ") : "", p[i]);
+                fputc(']', f);
+        } else if (arg_json) {
+                fprintf(f, "{\"bytes\":%zu,\"first\":[", size);
+                for (size_t i = 0; i < BRIEF_HEAD_BYTES; i++)
+                        fprintf(f, "%s%u", i ? "," : "", p[i]);
+                fputs("]}", f);
+        } else {
+                fprintf(f, "[%zu bytes:", size);
+                for (size_t i = 0; i < BRIEF_HEAD_BYTES; i++)
+                        fprintf(f, " %02x", p[i]);
+                fputs(" ... ]", f);
+        }
+        return 0;
+}
+
+/*
+ * Arrays print as "[ elements ]"; abbreviated, in text as "[ first
+ * elements ... (N elements)]", in JSON as {"elements":N,"first":[...]},
+ * which needs the count before the elements: they go to a buffer first.
+ */
+static int print_array(FILE *f, struct kdbus_message *m, const char *contents, bool brief)
+{
+        FILE *out = f;
+        char *buf = NULL;
+        size_t len = 0;
+        long n;
+        int r;
+
+        if (brief && strcmp(contents, "y") == 0)
+                return print_bytes(f, m);
         r = kdbus_message_enter_container(m, 'a', contents);
         if (r < 0)
                 return r;
-        for (;;) {
-                const char *c2 = NULL;
-                char t;
-
-                r = kdbus_message_peek_type(m, &t, &c2);
-                if (r <= 0)
-                        break;
-                n++;
-                if (!first)
-                        fputc(' ', f);
-                first = false;
-                r = print_any(f, m);
-                if (r < 0)
-                        return r;
+        if (brief && arg_json) {
+                out = open_memstream(&buf, &len);
+                if (!out)
+                        return -ENOMEM;
+        } else {
+                fputc('[', f);
         }
-        (void)n;
+        n = print_values(out, m, brief, brief ? BRIEF_MAX_ELEMENTS : SIZE_MAX);
+        if (out != f) {
+                fclose(out);
+                if (n > BRIEF_MAX_ELEMENTS)
+                        fprintf(f, "{\"elements\":%ld,\"first\":[%s]}", n, buf);
+                else
+                        fprintf(f, "[%s]", buf);
+                free(buf);
+        } else {
+                if (brief && n > BRIEF_MAX_ELEMENTS)
+                        fprintf(f, " ... (%ld elements)", n);
+                fputc(']', f);
+        }
+        return n < 0 ? (int)n : kdbus_message_exit_container(m);
+}
+
+/*
+ * Structs print as "( fields )" in text, dict entries as "{ key value }",
+ * variants as "SIGNATURE value"; in JSON structs and dict entries are
+ * arrays and variants {"type":SIGNATURE,"data":value}.
+ */
+static int print_container(FILE *f, struct kdbus_message *m, char type, const char *contents,
+                           bool brief)
+{
+        long n;
+        int r;
+
+        if (type == 'v' && arg_json) {
+                fprintf(f, "{\"type\":");
+                json_string(f, contents);
+                fprintf(f, ",\"data\":");
+        } else if (type == 'v') {
+                fprintf(f, "%s ", contents);
+        } else {
+                fputs(arg_json ? "[" : type == '(' ? "(" : "{", f);
+        }
+        r = kdbus_message_enter_container(m, type, contents);
+        if (r < 0)
+                return r;
+        n = print_values(f, m, brief, SIZE_MAX);
+        if (n < 0)
+                return (int)n;
+        if (type != 'v')
+                fputs(arg_json ? "]" : type == '(' ? ")" : "}", f);
+        else if (arg_json)
+                fputc('}', f);
         return kdbus_message_exit_container(m);
 }
 
-/* text mode: arrays print "[ elements ]", structs "( fields )" */
-static int print_any(FILE *f, struct kdbus_message *m)
+static int print_any(FILE *f, struct kdbus_message *m, bool brief)
 {
         const char *contents = NULL;
         char type, *c;
@@ -334,68 +363,41 @@ static int print_any(FILE *f, struct kdbus_message *m)
         r = kdbus_message_peek_type(m, &type, &contents);
         if (r <= 0)
                 return r;
-        if (arg_json || !(type == 'a' || type == '(' || type == '{' || type == 'v'))
-                return print_value(f, m, type, contents);
+        if (!(type == 'a' || type == '(' || type == '{' || type == 'v'))
+                return print_basic(f, m, type);
+        /* the contents point into the reader's state, which entering changes */
         c = strdup(contents);
         if (!c)
                 return -ENOMEM;
-        if (type == 'a') {
-                fputs("[", f);
-                r = print_value_text_array(f, m, c);
-                fputs("]", f);
-        } else {
-                if (type == 'v')
-                        fprintf(f, "%s ", c);
-                else
-                        fputs(type == '(' ? "(" : "{", f);
-                r = kdbus_message_enter_container(m, type, c);
-                if (r >= 0) {
-                        bool first = true;
-
-                        while (kdbus_message_peek_type(m, NULL, NULL) > 0) {
-                                if (!first)
-                                        fputc(' ', f);
-                                first = false;
-                                r = print_any(f, m);
-                                if (r < 0)
-                                        break;
-                        }
-                        if (r >= 0)
-                                r = kdbus_message_exit_container(m);
-                }
-                if (type != 'v')
-                        fputs(type == '(' ? ")" : "}", f);
-        }
+        if (type == 'a')
+                r = print_array(f, m, c, brief);
+        else
+                r = print_container(f, m, type, c, brief);
         free(c);
-        return r < 0 ? r : 1;
+        return r;
 }
 
-static int print_body(FILE *f, struct kdbus_message *m)
+static int print_body(FILE *f, struct kdbus_message *m, bool brief)
 {
         const char *sig = kdbus_message_get_signature(m);
-        bool first = true;
-        int r = 0;
+        long n;
 
         kdbus_message_rewind(m);
         if (arg_json) {
                 fprintf(f, "{\"type\":");
                 json_string(f, sig);
                 fprintf(f, ",\"data\":[");
-                r = print_values(f, m, true);
+                n = print_values(f, m, brief, SIZE_MAX);
                 fprintf(f, "]}");
         } else {
                 fprintf(f, "%s", sig);
-                while (kdbus_message_peek_type(m, NULL, NULL) > 0) {
+                if (kdbus_message_peek_type(m, NULL, NULL) > 0)
                         fputc(' ', f);
-                        (void)first;
-                        r = print_any(f, m);
-                        if (r < 0)
-                                break;
-                }
+                n = print_values(f, m, brief, SIZE_MAX);
         }
         fputc('\n', f);
         kdbus_message_rewind(m);
-        return r < 0 ? r : 0;
+        return n < 0 ? (int)n : 0;
 }
 
 /* ------------------------------------------------------------------ */
@@ -582,7 +584,7 @@ static int verb_call(int argc, char **argv)
                 goto out;
         }
         if (!arg_quiet && (arg_json || strcmp(kdbus_message_get_signature(reply), "") != 0))
-                print_body(stdout, reply);
+                print_body(stdout, reply, false);
         r = EXIT_OK;
 out:
         kdbus_error_free(&err);
@@ -836,6 +838,19 @@ static const char *type_word(uint8_t t)
         return t <= 4 ? w[t] : "unknown";
 }
 
+/* the string header fields, named in JSON and in text output */
+static const struct {
+        const char *json, *text;
+        const char *(*get)(const struct kdbus_message *m);
+} header_fields[] = {
+        { "sender", "Sender", kdbus_message_get_sender },
+        { "destination", "Destination", kdbus_message_get_destination },
+        { "path", "Path", kdbus_message_get_path },
+        { "interface", "Interface", kdbus_message_get_interface },
+        { "member", "Member", kdbus_message_get_member },
+        { "error_name", "ErrorName", kdbus_message_get_error_name },
+};
+
 static void print_message(struct kdbus_message *m, const struct kdbus_metadata *md)
 {
         uint32_t rs = 0;
@@ -848,16 +863,16 @@ static void print_message(struct kdbus_message *m, const struct kdbus_metadata *
                         printf(",\"reply_serial\":%" PRIu32, rs);
                 if (md && md->has_timestamp)
                         printf(",\"timestamp_ns\":%" PRIu64, md->realtime_ns);
-#define JF(key, val) do { if (val) { printf(",\"" key "\":"); json_string(stdout, val); } } while (0)
-                JF("sender", kdbus_message_get_sender(m));
-                JF("destination", kdbus_message_get_destination(m));
-                JF("path", kdbus_message_get_path(m));
-                JF("interface", kdbus_message_get_interface(m));
-                JF("member", kdbus_message_get_member(m));
-                JF("error_name", kdbus_message_get_error_name(m));
-#undef JF
+                for (size_t i = 0; i < ARRAY_SIZE(header_fields); i++) {
+                        const char *v = header_fields[i].get(m);
+
+                        if (v) {
+                                printf(",\"%s\":", header_fields[i].json);
+                                json_string(stdout, v);
+                        }
+                }
                 printf(",\"payload\":");
-                print_body(stdout, m);
+                print_body(stdout, m, true);
                 printf("}\n");
         } else {
                 printf("> Type=%s Flags=0x%x Serial=%" PRIu32, type_word(kdbus_message_get_type(m)),
@@ -868,16 +883,14 @@ static void print_message(struct kdbus_message *m, const struct kdbus_metadata *
                         printf(" Timestamp=%" PRIu64 ".%06" PRIu64, md->realtime_ns / 1000000000,
                                (md->realtime_ns / 1000) % 1000000);
                 printf("\n ");
-#define TF(key, val) do { if (val) printf(" " key "=%s", val); } while (0)
-                TF("Sender", kdbus_message_get_sender(m));
-                TF("Destination", kdbus_message_get_destination(m));
-                TF("Path", kdbus_message_get_path(m));
-                TF("Interface", kdbus_message_get_interface(m));
-                TF("Member", kdbus_message_get_member(m));
-                TF("ErrorName", kdbus_message_get_error_name(m));
-#undef TF
+                for (size_t i = 0; i < ARRAY_SIZE(header_fields); i++) {
+                        const char *v = header_fields[i].get(m);
+
+                        if (v)
+                                printf(" %s=%s", header_fields[i].text, v);
+                }
                 printf("\n  ");
-                print_body(stdout, m);
+                print_body(stdout, m, true);
         }
         fflush(stdout);
 }
@@ -1077,12 +1090,16 @@ static int verb_wait(int argc, char **argv)
         return r < 0 ? fail(EXIT_FAIL, "wait: %s", strerror(-r)) : EXIT_OK;
 }
 
-/* keep @fd (the bus or endpoint) alive while CMD runs, or until a signal */
+/* keep @fd (the bus or endpoint) alive while [--] CMD runs, or until a signal */
 static int hold(int fd, const char *path, int argc, char **argv)
 {
         int status;
         pid_t pid;
 
+        if (argc > 0 && strcmp(argv[0], "--") == 0) {
+                argc--;
+                argv++;
+        }
         if (argc == 0) {
                 printf("%s\n", path);
                 fflush(stdout);
@@ -1123,8 +1140,7 @@ static int verb_make_bus(int argc, char **argv)
         if (r < 0)
                 return fail(r == -EEXIST ? EXIT_FAIL : errno_exit(r), "cannot create bus %s: %s",
                             argv[1], strerror(-r));
-        r = hold(fd, path, argc - 2 - (argc > 2 && !strcmp(argv[2], "--")),
-                 argv + 2 + (argc > 2 && !strcmp(argv[2], "--")));
+        r = hold(fd, path, argc - 2, argv + 2);
         free(path);
         return r;
 }
@@ -1136,18 +1152,12 @@ static int verb_make_endpoint(int argc, char **argv)
 
         if (argc < 2)
                 return fail(EXIT_USAGE, "make-endpoint needs NAME");
-        if (arg_bus)
-                snprintf(bus_path, sizeof(bus_path), "%s", arg_bus);
-        else if (arg_user)
-                snprintf(bus_path, sizeof(bus_path), "%s/%u-user/bus", arg_root, (unsigned int)getuid());
-        else
-                snprintf(bus_path, sizeof(bus_path), "%s/0-system/bus", arg_root);
+        bus_node_path(bus_path, sizeof(bus_path));
         r = kdbus_endpoint_make(bus_path, argv[1], arg_world, &fd, &path);
         if (r < 0)
                 return fail(errno_exit(r), "cannot create endpoint %s on %s: %s", argv[1], bus_path,
                             strerror(-r));
-        r = hold(fd, path, argc - 2 - (argc > 2 && !strcmp(argv[2], "--")),
-                 argv + 2 + (argc > 2 && !strcmp(argv[2], "--")));
+        r = hold(fd, path, argc - 2, argv + 2);
         free(path);
         return r;
 }
@@ -1229,7 +1239,7 @@ int main(int argc, char **argv)
                 help();
                 return EXIT_USAGE;
         }
-        for (size_t i = 0; i < sizeof(verbs) / sizeof(verbs[0]); i++)
+        for (size_t i = 0; i < ARRAY_SIZE(verbs); i++)
                 if (strcmp(argv[optind], verbs[i].name) == 0)
                         return verbs[i].fn(argc - optind, argv + optind);
         return fail(EXIT_USAGE, "unknown command '%s' (see --help)", argv[optind]);

@@ -81,6 +81,23 @@ rc=$?
 "$K" --bus "$BUS" emit /org/example/Demo org.example.Demo Ping 'a{sv}' 1 key s value
 t $? "emit a broadcast with a{sv}"
 
+# monitor abbreviates long arrays: 64 KiB of bytes (as many words as an
+# exec takes comfortably) and 40 integers print as one short line
+"$K" --bus "$BUS" monitor "member='Big'" > "$T/big.out" 2> "$T/big.err" & BM=$!
+wait_file "$T/big.err"
+"$K" --bus "$BUS" emit /org/example/Demo org.example.Demo Big ayau \
+	65536 $(awk 'BEGIN { for (i = 0; i < 65536; i++) print i % 256 }') \
+	40 $(awk 'BEGIN { for (i = 0; i < 40; i++) print i }')
+t $? "emit a signal with a 64 KiB byte array"
+i=0
+while ! grep -q '^  ayau' "$T/big.out" && [ $i -lt 100 ]; do sleep 0.1; i=$((i + 1)); done
+kill $BM; wait $BM
+line=$(grep '^  ayau' "$T/big.out")
+[ "$line" = '  ayau [65536 bytes: 00 01 02 03 04 05 06 07 08 09 0a 0b 0c 0d 0e 0f ... ]'\
+' [0 1 2 3 4 5 6 7 8 9 10 11 12 13 14 15 ... (40 elements)]' ] &&
+	[ "$(wc -c < "$T/big.out")" -lt 1000 ]
+t $? "monitor abbreviates long arrays ($(wc -c < "$T/big.out") bytes: $line)"
+
 out=$("$C" "$BUS" demo); rc=$?
 [ $rc = 0 ] && echo "$out" | grep -q 'replied "Hello, demo!"'; t $? "example client calls the example service ($out)"
 "$C" --quit "$BUS"; t $? "client --quit"

@@ -5,8 +5,9 @@
  * One bus is created; a forked service process answers method calls on
  * /org/example/obj (Echo, Fail, Sleep, ReadFd, Sum, Big) and the parent
  * drives the library: sync and async calls, errors, timeouts, fds,
- * memfd payloads, the local driver, pool FREE discipline, names,
- * matches and notifications. Tests that need kernel features which are
+ * memfd payloads, the local driver (with queued owners, credentials, an
+ * activator for ListActivatableNames and StartServiceByName, Introspect),
+ * pool FREE discipline, names, matches and notifications. Tests that need kernel features which are
  * not there (ENOTTY) report SKIP.
  *
  *   test-lib [KDBUSFS-ROOT]      (default /sys/fs/kdbus)
@@ -19,6 +20,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/ioctl.h>
 #include <sys/wait.h>
 #include <unistd.h>
 
@@ -558,6 +560,519 @@ static void test_signals(struct kdbus_bus *a, struct kdbus_bus *b)
         kdbus_slot_unref(sb);
 }
 
+/* ------------------------------------------------------------------ */
+/* the remaining driver methods (userspace.md 3.2) */
+
+#define ACT_NAME        "org.example.Activatable"
+
+/* a driver call with one string argument (or none when @arg is NULL) */
+static int driver(struct kdbus_bus *bus, const char *member, const char *arg,
+                  struct kdbus_error *err, struct kdbus_message **reply)
+{
+        if (arg)
+                return kdbus_bus_call_method(bus, "org.freedesktop.DBus", "/org/freedesktop/DBus",
+                                             "org.freedesktop.DBus", member, err, reply, "s", arg);
+        return kdbus_bus_call_method(bus, "org.freedesktop.DBus", "/org/freedesktop/DBus",
+                                     "org.freedesktop.DBus", member, err, reply, "");
+}
+
+/* an "as" reply joined with commas into @buf; -EBADMSG when the body is not "as" */
+static int read_strv(struct kdbus_message *m, char *buf, size_t size)
+{
+        const char *s;
+        size_t len = 0;
+        int r;
+
+        buf[0] = 0;
+        if (!m || strcmp(kdbus_message_get_signature(m), "as") != 0)
+                return -EBADMSG;
+        r = kdbus_message_enter_container(m, 'a', "s");
+        if (r <= 0)
+                return -EBADMSG;
+        while ((r = kdbus_message_read_basic(m, 's', &s)) > 0) {
+                snprintf(buf + len, size - len, "%s%s", len ? "," : "", s);
+                len = strlen(buf);
+        }
+        kdbus_message_exit_container(m);
+        return r;
+}
+
+static bool strv_has(const char *joined, const char *name)
+{
+        size_t n = strlen(name);
+
+        for (const char *p = joined; (p = strstr(p, name)); p += n)
+                if ((p == joined || p[-1] == ',') && (p[n] == ',' || p[n] == 0))
+                        return true;
+        return false;
+}
+
+static bool err_is(const struct kdbus_error *err, const char *name)
+{
+        return err->name && strcmp(err->name, name) == 0;
+}
+
+struct creds {
+        bool has_uid, has_pid, has_groups, has_label, groups_sorted, label_nul;
+        uint32_t uid, pid;
+        uint32_t groups[64];
+        size_t n_groups;
+        int n_entries;
+};
+
+/* parse a GetConnectionCredentials a{sv} reply */
+static int read_creds(struct kdbus_message *m, struct creds *c)
+{
+        int r;
+
+        memset(c, 0, sizeof(*c));
+        if (!m || strcmp(kdbus_message_get_signature(m), "a{sv}") != 0)
+                return -EBADMSG;
+        if (kdbus_message_enter_container(m, 'a', "{sv}") <= 0)
+                return -EBADMSG;
+        while ((r = kdbus_message_enter_container(m, '{', "sv")) > 0) {
+                const char *key, *contents = NULL;
+                char type;
+
+                if (kdbus_message_read_basic(m, 's', &key) <= 0 ||
+                    kdbus_message_peek_type(m, &type, &contents) <= 0 || type != 'v' || !contents ||
+                    kdbus_message_enter_container(m, 'v', contents) <= 0)
+                        return -EBADMSG;
+                c->n_entries++;
+                if (strcmp(key, "UnixUserID") == 0 && strcmp(contents, "u") == 0) {
+                        c->has_uid = kdbus_message_read_basic(m, 'u', &c->uid) > 0;
+                } else if (strcmp(key, "ProcessID") == 0 && strcmp(contents, "u") == 0) {
+                        c->has_pid = kdbus_message_read_basic(m, 'u', &c->pid) > 0;
+                } else if (strcmp(key, "UnixGroupIDs") == 0 && strcmp(contents, "au") == 0) {
+                        const void *p;
+                        size_t n;
+
+                        if (kdbus_message_read_array(m, 'u', &p, &n) < 0)
+                                return -EBADMSG;
+                        c->has_groups = true;
+                        c->n_groups = n / 4 < 64 ? n / 4 : 64;
+                        memcpy(c->groups, p, c->n_groups * 4);
+                        c->groups_sorted = true;
+                        for (size_t i = 1; i < c->n_groups; i++)
+                                if (c->groups[i - 1] >= c->groups[i])
+                                        c->groups_sorted = false;
+                } else if (strcmp(key, "LinuxSecurityLabel") == 0 && strcmp(contents, "ay") == 0) {
+                        const void *p;
+                        size_t n;
+
+                        if (kdbus_message_read_array(m, 'y', &p, &n) < 0)
+                                return -EBADMSG;
+                        c->has_label = true;
+                        c->label_nul = n > 1 && ((const char *)p)[n - 1] == 0 &&
+                                       strlen(p) == n - 1;
+                } else {
+                        kdbus_message_skip(m, NULL);
+                }
+                if (kdbus_message_exit_container(m) < 0 || kdbus_message_exit_container(m) < 0)
+                        return -EBADMSG;
+        }
+        if (r < 0)
+                return r;
+        return kdbus_message_exit_container(m);
+}
+
+/* an activator connection for @name: owner HELLO with KDBUS_HELLO_ACTIVATOR and a NAME item */
+static int activator_open(const char *name)
+{
+        _Alignas(8) uint8_t buf[sizeof(struct kdbus_cmd_hello) + 16 + 256];
+        struct kdbus_cmd_hello *hello = (void *)buf;
+        struct kdbus_item *item = hello->items;
+        size_t len = strlen(name) + 1;
+        int fd;
+
+        fd = open(bus_path, O_RDWR | O_CLOEXEC | O_NOCTTY);
+        if (fd < 0)
+                return -errno;
+        memset(buf, 0, sizeof(buf));
+        hello->flags = KDBUS_HELLO_ACTIVATOR | KDBUS_HELLO_ACCEPT_FD;
+        hello->attach_flags_send = _KDBUS_ATTACH_ANY;
+        hello->pool_size = 1024 * 1024;
+        item->size = 16 + len;
+        item->type = KDBUS_ITEM_NAME;
+        memcpy(item->str, name, len);
+        hello->size = sizeof(*hello) + ((item->size + 7) & ~7ULL);
+        if (ioctl(fd, KDBUS_CMD_HELLO, hello) < 0) {
+                int r = -errno;
+
+                close(fd);
+                return r;
+        }
+        return fd;
+}
+
+static bool act_quit;
+
+static int act_method(struct kdbus_bus *bus, struct kdbus_message *m, void *userdata)
+{
+        (void)userdata;
+        if (strcmp(kdbus_message_get_member(m), "Quit") != 0)
+                return 0;
+        act_quit = true;
+        kdbus_bus_reply(bus, m, "");
+        return 1;
+}
+
+/*
+ * The implementer of ACT_NAME: connects a little later than the parent's
+ * StartServiceByName, takes the name over from the activator (the queued
+ * Peer.Ping moves to it and its library answers) and serves until Quit.
+ */
+static int run_implementer(void)
+{
+        struct kdbus_bus *bus = NULL;
+        int r;
+
+        usleep(300 * 1000);
+        r = kdbus_bus_open(&bus, bus_path);
+        if (r < 0)
+                return 1;
+        kdbus_bus_add_object(bus, NULL, OBJ, act_method, NULL);
+        r = kdbus_bus_request_name(bus, ACT_NAME, 0);
+        if (r != KDBUS_REQUEST_NAME_PRIMARY_OWNER)
+                return 2;
+        r = kdbus_bus_run_until(bus, &act_quit, 60ULL * 1000000);
+        kdbus_bus_unref(bus);
+        return r < 0 ? 3 : 0;
+}
+
+static void test_driver_names(struct kdbus_bus *a, struct kdbus_bus *b)
+{
+        struct kdbus_error err = KDBUS_ERROR_NULL;
+        struct kdbus_message *reply = NULL;
+        const char *ua = kdbus_bus_get_unique_name(a), *ub = kdbus_bus_get_unique_name(b);
+        char list[1024], want[256];
+        int r, ra, rb;
+
+        /* ListQueuedOwners: primary first, then the queue by ascending ID */
+        ra = kdbus_bus_request_name(a, SERVICE_NAME, 0);
+        rb = kdbus_bus_request_name(b, SERVICE_NAME, 0);
+        r = driver(a, "ListQueuedOwners", SERVICE_NAME, &err, &reply);
+        if (r == 0)
+                r = read_strv(reply, list, sizeof(list));
+        snprintf(want, sizeof(want), "%s,%s,%s", service_unique,
+                 kdbus_bus_get_id(a) < kdbus_bus_get_id(b) ? ua : ub,
+                 kdbus_bus_get_id(a) < kdbus_bus_get_id(b) ? ub : ua);
+        ok(ra == KDBUS_REQUEST_NAME_IN_QUEUE && rb == KDBUS_REQUEST_NAME_IN_QUEUE && r == 0 &&
+           strcmp(list, want) == 0,
+           "ListQueuedOwners: owner then both queued connections [%s] (r=%d %s)", list, r,
+           err.name ? err.name : "");
+        reply = kdbus_message_unref(reply);
+        kdbus_error_free(&err);
+        kdbus_bus_release_name(b, SERVICE_NAME);
+        r = driver(a, "ListQueuedOwners", SERVICE_NAME, &err, &reply);
+        if (r == 0)
+                r = read_strv(reply, list, sizeof(list));
+        snprintf(want, sizeof(want), "%s,%s", service_unique, ua);
+        ok(r == 0 && strcmp(list, want) == 0,
+           "ListQueuedOwners after a queued connection released: [%s] (r=%d)", list, r);
+        reply = kdbus_message_unref(reply);
+        kdbus_bus_release_name(a, SERVICE_NAME);
+
+        r = driver(a, "ListQueuedOwners", "org.freedesktop.DBus", &err, &reply);
+        if (r == 0)
+                r = read_strv(reply, list, sizeof(list));
+        ok(r == 0 && strcmp(list, "org.freedesktop.DBus") == 0,
+           "ListQueuedOwners(org.freedesktop.DBus) is the driver itself [%s]", list);
+        reply = kdbus_message_unref(reply);
+        r = driver(a, "ListQueuedOwners", service_unique, &err, &reply);
+        if (r == 0)
+                r = read_strv(reply, list, sizeof(list));
+        ok(r == 0 && strcmp(list, service_unique) == 0,
+           "ListQueuedOwners of a unique name is that name [%s]", list);
+        reply = kdbus_message_unref(reply);
+        r = driver(a, "ListQueuedOwners", "org.example.Nobody", &err, NULL);
+        ok(r < 0 && err_is(&err, "org.freedesktop.DBus.Error.NameHasNoOwner"),
+           "ListQueuedOwners of an unowned name: NameHasNoOwner (%s)", err.name ? err.name : "-");
+        kdbus_error_free(&err);
+        r = driver(a, "ListQueuedOwners", "not a name", &err, NULL);
+        ok(r < 0 && err_is(&err, "org.freedesktop.DBus.Error.NameHasNoOwner"),
+           "ListQueuedOwners of an invalid name: NameHasNoOwner (%s)", err.name ? err.name : "-");
+        kdbus_error_free(&err);
+        r = kdbus_bus_call_method(a, "org.freedesktop.DBus", "/org/freedesktop/DBus",
+                                  "org.freedesktop.DBus", "ListQueuedOwners", &err, NULL, "u", 5);
+        ok(r < 0 && err_is(&err, "org.freedesktop.DBus.Error.InvalidArgs"),
+           "ListQueuedOwners with wrong args: InvalidArgs (%s)", err.name ? err.name : "-");
+        kdbus_error_free(&err);
+}
+
+static void test_driver_creds(struct kdbus_bus *a, pid_t service_pid)
+{
+        struct kdbus_error err = KDBUS_ERROR_NULL;
+        struct kdbus_message *reply = NULL;
+        struct creds c;
+        bool has_egid = false;
+        uint32_t u = 0;
+        int r;
+
+        r = driver(a, "GetConnectionCredentials", kdbus_bus_get_unique_name(a), &err, &reply);
+        if (r == 0)
+                r = read_creds(reply, &c);
+        for (size_t i = 0; r == 0 && i < c.n_groups; i++)
+                if (c.groups[i] == (uint32_t)getegid())
+                        has_egid = true;
+        ok(r == 0 && c.has_uid && c.uid == (uint32_t)geteuid() && c.has_pid &&
+           c.pid == (uint32_t)getpid(),
+           "GetConnectionCredentials(self): UnixUserID %u, ProcessID %u (r=%d %s)", c.uid, c.pid,
+           r, err.name ? err.name : "");
+        ok(r == 0 && c.has_groups && has_egid && c.groups_sorted,
+           "GetConnectionCredentials: UnixGroupIDs from AUXGROUPS has the egid, ascending, unique "
+           "(%zu groups)", c.n_groups);
+        if (c.has_label)
+                ok(c.label_nul, "GetConnectionCredentials: LinuxSecurityLabel ends in one NUL");
+        else
+                skip("no security label on this kernel: LinuxSecurityLabel correctly omitted");
+        reply = kdbus_message_unref(reply);
+        kdbus_error_free(&err);
+
+        r = driver(a, "GetConnectionCredentials", SERVICE_NAME, &err, &reply);
+        if (r == 0)
+                r = read_creds(reply, &c);
+        ok(r == 0 && c.has_pid && c.pid == (uint32_t)service_pid && c.has_uid,
+           "GetConnectionCredentials(well-known name) resolves to the service (pid %u, want %d)",
+           c.pid, (int)service_pid);
+        reply = kdbus_message_unref(reply);
+        kdbus_error_free(&err);
+
+        r = driver(a, "GetConnectionCredentials", "org.freedesktop.DBus", &err, &reply);
+        if (r == 0)
+                r = read_creds(reply, &c);
+        ok(r == 0 && c.has_uid && c.uid == (uint32_t)geteuid() && c.has_pid &&
+           c.pid == (uint32_t)getpid() && c.n_entries == 2,
+           "GetConnectionCredentials(org.freedesktop.DBus): our own uid and pid (r=%d)", r);
+        reply = kdbus_message_unref(reply);
+        kdbus_error_free(&err);
+
+        r = driver(a, "GetConnectionCredentials", "org.example.Nobody", &err, NULL);
+        ok(r < 0 && err_is(&err, "org.freedesktop.DBus.Error.NameHasNoOwner"),
+           "GetConnectionCredentials of an unowned name: NameHasNoOwner (%s)",
+           err.name ? err.name : "-");
+        kdbus_error_free(&err);
+        r = driver(a, "GetConnectionCredentials", ":1.999999", &err, NULL);
+        ok(r < 0 && err_is(&err, "org.freedesktop.DBus.Error.NameHasNoOwner"),
+           "GetConnectionCredentials of a missing unique name: NameHasNoOwner (%s)",
+           err.name ? err.name : "-");
+        kdbus_error_free(&err);
+
+        r = driver(a, "GetConnectionUnixUser", SERVICE_NAME, &err, &reply);
+        if (r == 0 && kdbus_message_read(reply, "u", &u) < 0)
+                r = -EBADMSG;
+        ok(r == 0 && u == (uint32_t)geteuid(),
+           "GetConnectionUnixUser(service) from CREDS: %u (r=%d)", u, r);
+        reply = kdbus_message_unref(reply);
+        kdbus_error_free(&err);
+        u = 0;
+        r = driver(a, "GetConnectionUnixProcessID", service_unique, &err, &reply);
+        if (r == 0 && kdbus_message_read(reply, "u", &u) < 0)
+                r = -EBADMSG;
+        ok(r == 0 && u == (uint32_t)service_pid,
+           "GetConnectionUnixProcessID(service) from PIDS: %u (r=%d)", u, r);
+        reply = kdbus_message_unref(reply);
+        kdbus_error_free(&err);
+        r = driver(a, "GetConnectionUnixUser", "org.example.Nobody", &err, NULL);
+        ok(r < 0 && err_is(&err, "org.freedesktop.DBus.Error.NameHasNoOwner"),
+           "GetConnectionUnixUser of an unowned name: NameHasNoOwner (%s)", err.name ? err.name : "-");
+        kdbus_error_free(&err);
+        r = driver(a, "GetConnectionUnixProcessID", ":1.999999", &err, NULL);
+        ok(r < 0 && err_is(&err, "org.freedesktop.DBus.Error.NameHasNoOwner"),
+           "GetConnectionUnixProcessID of a missing peer: NameHasNoOwner (%s)",
+           err.name ? err.name : "-");
+        kdbus_error_free(&err);
+
+        r = driver(a, "GetAdtAuditSessionData", service_unique, &err, NULL);
+        ok(r < 0 && err_is(&err, "org.freedesktop.DBus.Error.AdtAuditDataUnknown"),
+           "GetAdtAuditSessionData: AdtAuditDataUnknown (%s)", err.name ? err.name : "-");
+        kdbus_error_free(&err);
+        r = driver(a, "GetConnectionSELinuxSecurityContext", "org.example.Nobody", &err, NULL);
+        ok(r < 0 && err_is(&err, "org.freedesktop.DBus.Error.NameHasNoOwner"),
+           "GetConnectionSELinuxSecurityContext of an unowned name: NameHasNoOwner (%s)",
+           err.name ? err.name : "-");
+        kdbus_error_free(&err);
+}
+
+static void test_driver_activation(struct kdbus_bus *a)
+{
+        struct kdbus_error err = KDBUS_ERROR_NULL;
+        struct kdbus_message *reply = NULL;
+        char list[1024];
+        uint32_t u = 0;
+        int act, r, status = -1;
+        pid_t pid;
+
+        r = driver(a, "ListActivatableNames", NULL, &err, &reply);
+        if (r == 0)
+                r = read_strv(reply, list, sizeof(list));
+        ok(r == 0 && strcmp(list, "org.freedesktop.DBus") == 0,
+           "ListActivatableNames without activators: only the driver [%s] (r=%d)", list, r);
+        reply = kdbus_message_unref(reply);
+        kdbus_error_free(&err);
+
+        act = activator_open(ACT_NAME);
+        ok(act >= 0, "activator HELLO for %s (r=%d)", ACT_NAME, act);
+        if (act < 0)
+                return;
+        r = driver(a, "ListActivatableNames", NULL, &err, &reply);
+        if (r == 0)
+                r = read_strv(reply, list, sizeof(list));
+        ok(r == 0 && strv_has(list, "org.freedesktop.DBus") && strv_has(list, ACT_NAME) &&
+           !strv_has(list, SERVICE_NAME),
+           "ListActivatableNames: LIST with ACTIVATORS shows the activator's name [%s]", list);
+        reply = kdbus_message_unref(reply);
+        r = driver(a, "ListQueuedOwners", ACT_NAME, &err, NULL);
+        ok(r < 0 && err_is(&err, "org.freedesktop.DBus.Error.NameHasNoOwner"),
+           "ListQueuedOwners skips the activator: NameHasNoOwner (%s)", err.name ? err.name : "-");
+        kdbus_error_free(&err);
+        r = driver(a, "GetConnectionUnixUser", ACT_NAME, &err, NULL);
+        ok(r < 0 && err_is(&err, "org.freedesktop.DBus.Error.NameHasNoOwner"),
+           "credentials of an activator-held name: NameHasNoOwner (%s)", err.name ? err.name : "-");
+        kdbus_error_free(&err);
+        r = driver(a, "GetConnectionCredentials", ACT_NAME, &err, NULL);
+        ok(r < 0 && err_is(&err, "org.freedesktop.DBus.Error.NameHasNoOwner"),
+           "GetConnectionCredentials of an activator-held name: NameHasNoOwner (%s)",
+           err.name ? err.name : "-");
+        kdbus_error_free(&err);
+
+        r = kdbus_bus_call_method(a, "org.freedesktop.DBus", "/org/freedesktop/DBus",
+                                  "org.freedesktop.DBus", "StartServiceByName", &err, NULL, "su",
+                                  SERVICE_NAME, 0);
+        ok(r < 0 && err_is(&err, "org.freedesktop.DBus.Error.ServiceUnknown"),
+           "StartServiceByName of a running name without activator: ServiceUnknown (%s)",
+           err.name ? err.name : "-");
+        kdbus_error_free(&err);
+        r = kdbus_bus_call_method(a, "org.freedesktop.DBus", "/org/freedesktop/DBus",
+                                  "org.freedesktop.DBus", "StartServiceByName", &err, NULL, "su",
+                                  "org.freedesktop.DBus", 0);
+        ok(r < 0 && err_is(&err, "org.freedesktop.DBus.Error.ServiceUnknown"),
+           "StartServiceByName(org.freedesktop.DBus): ServiceUnknown (%s)", err.name ? err.name : "-");
+        kdbus_error_free(&err);
+
+        pid = fork();
+        if (pid == 0) {
+                close(act);
+                _exit(run_implementer());
+        }
+        r = kdbus_bus_call_method(a, "org.freedesktop.DBus", "/org/freedesktop/DBus",
+                                  "org.freedesktop.DBus", "StartServiceByName", &err, &reply, "su",
+                                  ACT_NAME, 0);
+        if (r == 0 && kdbus_message_read(reply, "u", &u) < 0)
+                r = -EBADMSG;
+        ok(r == 0 && u == 1,
+           "StartServiceByName of an activator-held name: the Ping waits in the activator, moves "
+           "to the implementer, 1 SUCCESS (u=%u r=%d %s)", u, r, err.name ? err.name : "");
+        reply = kdbus_message_unref(reply);
+        kdbus_error_free(&err);
+        r = kdbus_bus_call_method(a, "org.freedesktop.DBus", "/org/freedesktop/DBus",
+                                  "org.freedesktop.DBus", "StartServiceByName", &err, &reply, "su",
+                                  ACT_NAME, 0);
+        u = 0;
+        if (r == 0 && kdbus_message_read(reply, "u", &u) < 0)
+                r = -EBADMSG;
+        ok(r == 0 && u == 2,
+           "StartServiceByName while the implementer runs: 2 ALREADY_RUNNING (u=%u r=%d)", u, r);
+        reply = kdbus_message_unref(reply);
+        kdbus_error_free(&err);
+        r = driver(a, "ListActivatableNames", NULL, &err, &reply);
+        if (r == 0)
+                r = read_strv(reply, list, sizeof(list));
+        ok(r == 0 && strv_has(list, ACT_NAME),
+           "ListActivatableNames still lists the running service [%s]", list);
+        reply = kdbus_message_unref(reply);
+        kdbus_error_free(&err);
+
+        if (pid > 0) {
+                r = kdbus_bus_call_method(a, ACT_NAME, OBJ, IFACE, "Quit", &err, NULL, "");
+                kdbus_error_free(&err);
+                if (r < 0)
+                        kill(pid, SIGTERM);
+                waitpid(pid, &status, 0);
+        }
+        ok(pid > 0 && WIFEXITED(status) && WEXITSTATUS(status) == 0,
+           "implementer exited cleanly (status %d)", status);
+        close(act);
+}
+
+static void test_driver_introspect(struct kdbus_bus *a)
+{
+        static const char *const methods[] = {
+                "Hello", "RequestName", "ReleaseName", "StartServiceByName",
+                "UpdateActivationEnvironment", "NameHasOwner", "ListNames",
+                "ListActivatableNames", "AddMatch", "RemoveMatch", "GetNameOwner",
+                "ListQueuedOwners", "GetConnectionUnixUser", "GetConnectionUnixProcessID",
+                "GetAdtAuditSessionData", "GetConnectionSELinuxSecurityContext",
+                "GetConnectionCredentials", "ReloadConfig", "GetId", "BecomeMonitor",
+        };
+        struct kdbus_error err = KDBUS_ERROR_NULL;
+        struct kdbus_message *reply = NULL;
+        const char *xml = "";
+        char needle[128];
+        bool all = true;
+        int r;
+
+        r = kdbus_bus_call_method(a, "org.freedesktop.DBus", "/org/freedesktop/DBus",
+                                  "org.freedesktop.DBus.Introspectable", "Introspect", &err, &reply, "");
+        if (r == 0)
+                r = kdbus_message_read(reply, "s", &xml);
+        for (size_t i = 0; r == 0 && i < sizeof(methods) / sizeof(methods[0]); i++) {
+                snprintf(needle, sizeof(needle), "<method name=\"%s\">", methods[i]);
+                if (!strstr(xml, needle)) {
+                        diag("Introspect lacks %s", methods[i]);
+                        all = false;
+                }
+        }
+        ok(r == 0 && all && strstr(xml, "<node>") && strstr(xml, "</node>") &&
+           strstr(xml, "<interface name=\"org.freedesktop.DBus.Properties\">") &&
+           strstr(xml, "<interface name=\"org.freedesktop.DBus.Monitoring\">") &&
+           strstr(xml, "<interface name=\"org.freedesktop.DBus.Peer\">") &&
+           strstr(xml, "<signal name=\"NameOwnerChanged\">") &&
+           strstr(xml, "<property name=\"Features\" type=\"as\" access=\"read\">") &&
+           !strstr(xml, "<node name="),
+           "Introspect on /org/freedesktop/DBus describes every driver method, the properties, "
+           "signals and all five interfaces (r=%d)", r);
+        reply = kdbus_message_unref(reply);
+        kdbus_error_free(&err);
+
+        r = kdbus_bus_call_method(a, "org.freedesktop.DBus", "/", NULL, "Introspect", &err,
+                                  &reply, "");
+        if (r == 0)
+                r = kdbus_message_read(reply, "s", &xml);
+        ok(r == 0 && strstr(xml, "<node name=\"org/freedesktop/DBus\"/>") &&
+           strstr(xml, "<interface name=\"org.freedesktop.DBus\">") &&
+           !strstr(xml, "org.freedesktop.DBus.Monitoring"),
+           "Introspect on / (no interface): child node org/freedesktop/DBus, no Monitoring (r=%d)", r);
+        reply = kdbus_message_unref(reply);
+        kdbus_error_free(&err);
+
+        r = kdbus_bus_call_method(a, "org.freedesktop.DBus", "/org",
+                                  "org.freedesktop.DBus.Introspectable", "Introspect", &err, &reply, "");
+        if (r == 0)
+                r = kdbus_message_read(reply, "s", &xml);
+        ok(r == 0 && strstr(xml, "<node name=\"freedesktop/DBus\"/>"),
+           "Introspect on /org: child node freedesktop/DBus (r=%d)", r);
+        reply = kdbus_message_unref(reply);
+        kdbus_error_free(&err);
+
+        r = kdbus_bus_call_method(a, "org.freedesktop.DBus", "/org/example",
+                                  "org.freedesktop.DBus.Introspectable", "Introspect", &err, &reply, "");
+        if (r == 0)
+                r = kdbus_message_read(reply, "s", &xml);
+        ok(r == 0 && !strstr(xml, "<node name=") &&
+           strstr(xml, "<interface name=\"org.freedesktop.DBus.Introspectable\">"),
+           "Introspect on an unrelated path: no child node (r=%d)", r);
+        reply = kdbus_message_unref(reply);
+        kdbus_error_free(&err);
+
+        r = kdbus_bus_call_method(a, "org.freedesktop.DBus", "/org/freedesktop/DBus",
+                                  "org.freedesktop.DBus.Introspectable", "Introspect", &err, NULL,
+                                  "s", "x");
+        ok(r < 0 && err_is(&err, "org.freedesktop.DBus.Error.InvalidArgs"),
+           "Introspect with arguments: InvalidArgs (%s)", err.name ? err.name : "-");
+        kdbus_error_free(&err);
+}
+
 int main(int argc, char **argv)
 {
         struct kdbus_error err = KDBUS_ERROR_NULL;
@@ -620,6 +1135,10 @@ int main(int argc, char **argv)
         test_driver(a);
         test_pool_discipline();
         test_names(a, service_names);
+        test_driver_names(a, b);
+        test_driver_creds(a, pid);
+        test_driver_activation(a);
+        test_driver_introspect(a);
         test_signals(a, b);
 
         r = kdbus_bus_call_method(a, service_unique, OBJ, IFACE, "Quit", &err, NULL, "");
