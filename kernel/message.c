@@ -13,8 +13,10 @@
  *    share) and, when a reply record is created or consumed, the
  *    requester's conn->lock too. Two connection locks are always taken
  *    through kdbus_conn_lock2(), which orders them by address.
- *  - Lock order: conn->lock (at most two, by address) -> pool->lock (inside
- *    the pool API) -> mmap_lock of the sender (user copies may fault).
+ *  - Lock order: conn->lock (at most two, by address) -> the pool file's
+ *    inode lock (vfs_iter_write() inside the pool API) -> mmap_lock of the
+ *    sender (user copies may fault). pool->lock is a leaf of its own, never
+ *    held across a copy (pool.c).
  *    Nothing here is called with a spinlock held; user memory is only
  *    touched under mutexes.
  *  - Metadata (metadata.c) is collected and rendered per receiver while
