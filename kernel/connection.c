@@ -72,40 +72,26 @@ static void kdbus_conn_fake_free(struct kdbus_conn_fake *fake)
 	kfree(fake);
 }
 
+/*
+ * Faked ids are 32 bit; 0xffffffff means "unset" and is kept as the invalid
+ * id; any other value must map in the caller's user namespace (abi.md §5.5).
+ */
 static int kdbus_conn_fake_uid(u64 v, kuid_t *out)
 {
-	u32 id;
-
-	/* ids are 32 bit; 0xffffffff means "unset" (abi.md §5.5) */
 	if (v > U32_MAX)
 		return -EINVAL;
 
-	id = (u32)v;
-	if (id == (u32)-1) {
-		*out = INVALID_UID;
-		return 0;
-	}
-
-	*out = make_kuid(current_user_ns(), id);
-	return uid_valid(*out) ? 0 : -EINVAL;
+	*out = v == U32_MAX ? INVALID_UID : make_kuid(current_user_ns(), v);
+	return (v == U32_MAX || uid_valid(*out)) ? 0 : -EINVAL;
 }
 
 static int kdbus_conn_fake_gid(u64 v, kgid_t *out)
 {
-	u32 id;
-
-	/* ids are 32 bit; 0xffffffff means "unset" (abi.md §5.5) */
 	if (v > U32_MAX)
 		return -EINVAL;
 
-	id = (u32)v;
-	if (id == (u32)-1) {
-		*out = INVALID_GID;
-		return 0;
-	}
-
-	*out = make_kgid(current_user_ns(), id);
-	return gid_valid(*out) ? 0 : -EINVAL;
+	*out = v == U32_MAX ? INVALID_GID : make_kgid(current_user_ns(), v);
+	return (v == U32_MAX || gid_valid(*out)) ? 0 : -EINVAL;
 }
 
 static int kdbus_conn_fake_pid(u64 nr, struct pid **out)
