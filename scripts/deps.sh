@@ -11,8 +11,17 @@
 
 set -euo pipefail
 
-PKGS=(build-essential qemu-system-x86 linux-image-amd64 linux-headers-amd64
-      busybox-static kmod cpio sparse linux-source clang libclang-rt-14-dev)
+# The kernel matrix (README "Kernels"): Debian 12's 6.1, and the 6.12 LTS
+# and 6.12 PREEMPT_RT kernels from the same archive, each with headers.
+KERNEL_PKGS=(linux-image-amd64 linux-headers-amd64
+	     linux-image-6.12-amd64 linux-headers-6.12-amd64
+	     linux-image-6.12-rt-amd64 linux-headers-6.12-rt-amd64)
+PKGS=(build-essential qemu-system-x86 "${KERNEL_PKGS[@]}"
+      busybox-static kmod cpio xz-utils zstd sparse linux-source clang
+      libclang-rt-14-dev man-db groff-base libexpat1-dev
+      # the D-Bus world the proxy and the benchmarks are tested against
+      dbus-bin dbus-daemon dbus-broker libglib2.0-bin python3-dbus python3-gi
+      systemd gnuplot-nox linux-perf)
 
 missing=()
 for p in "${PKGS[@]}"; do
