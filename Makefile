@@ -59,14 +59,7 @@ sparse: deps
 	@$(TOP)/scripts/sparse.sh
 
 dkms-install:
-	@test "$$(id -u)" = 0 || { echo "dkms-install: run as root" >&2; exit 1; }
-	@command -v dkms >/dev/null || DEBIAN_FRONTEND=noninteractive apt-get install -y dkms
-	-dkms remove -m kdbus -v $(VERSION) --all >/dev/null 2>&1
-	$(TOP)/scripts/dkms-stage.sh /usr/src/kdbus-$(VERSION) $(VERSION)
-	dkms add -m kdbus -v $(VERSION)
-	dkms build -m kdbus -v $(VERSION)
-	dkms install -m kdbus -v $(VERSION)
-	install -D -m 0644 scripts/kdbus.conf /etc/modules-load.d/kdbus.conf
+	@$(TOP)/scripts/dkms-install.sh $(VERSION)
 
 dkms-uninstall:
 	-dkms remove -m kdbus -v $(VERSION) --all

@@ -2,7 +2,7 @@
 /*
  * Compatibility helpers of the metadata collector (metadata.c): kernel API
  * changes after Linux 6.1 in the interfaces it reads task data through.
- * Like compat.h, this is one of the places allowed to test versions.
+ * Like compat.h, each branch is keyed on a Kbuild feature probe.
  */
 
 #ifndef __KDBUS_COMPAT_METADATA_H
@@ -15,7 +15,6 @@
 #include <linux/rcupdate.h>
 #include <linux/security.h>
 #include <linux/slab.h>
-#include <linux/version.h>
 
 /*
  * get_mm_exe_file() is not exported: take a reference on mm->exe_file
@@ -27,7 +26,7 @@ static inline struct file *kdbus_get_mm_exe_file(struct mm_struct *mm)
 	struct file *exe_file;
 
 	rcu_read_lock();
-#if LINUX_VERSION_CODE >= KERNEL_VERSION(6, 7, 0)
+#ifdef KDBUS_HAVE_GET_FILE_RCU_PTR
 	exe_file = get_file_rcu(&mm->exe_file);
 #else
 	exe_file = rcu_dereference(mm->exe_file);
@@ -45,7 +44,7 @@ static inline struct file *kdbus_get_mm_exe_file(struct mm_struct *mm)
  */
 static inline void kdbus_cap_words(const kernel_cap_t *set, u32 *words)
 {
-#if LINUX_VERSION_CODE >= KERNEL_VERSION(6, 3, 0)
+#ifdef KDBUS_HAVE_CAP_U64
 	words[0] = lower_32_bits(set->val);
 	words[1] = upper_32_bits(set->val);
 #else
@@ -57,25 +56,12 @@ static inline void kdbus_cap_words(const kernel_cap_t *set, u32 *words)
 /*
  * The LSM context of current as a kmalloc'ed string in *@out (NULL and 0
  * if the context could not be copied: the caller checks). -EOPNOTSUPP if
- * no LSM provides one. 6.14 replaced secids and (char *, len) pairs by
- * struct lsm_prop and struct lsm_context.
+ * no LSM provides one. (6.14 replaced secids and (char *, len) pairs by
+ * struct lsm_prop and struct lsm_context; no tested kernel has that, so
+ * the module does not build there yet.)
  */
 static inline int kdbus_current_seclabel(char **out)
 {
-#if LINUX_VERSION_CODE >= KERNEL_VERSION(6, 14, 0)
-	struct lsm_context ctx;
-	struct lsm_prop prop;
-	int ret;
-
-	*out = NULL;
-	security_current_getlsmprop_subj(&prop);
-	ret = security_lsmprop_to_secctx(&prop, &ctx);
-	if (ret < 0)
-		return ret;
-
-	*out = kmemdup_nul(ctx.context, ctx.len, GFP_KERNEL_ACCOUNT);
-	security_release_secctx(&ctx);
-#else
 	u32 secid, len;
 	char *ctx;
 	int ret;
@@ -88,7 +74,6 @@ static inline int kdbus_current_seclabel(char **out)
 
 	*out = kmemdup_nul(ctx, len, GFP_KERNEL_ACCOUNT);
 	security_release_secctx(ctx, len);
-#endif
 	return 0;
 }
 

@@ -356,11 +356,11 @@ static int kdbus_staging_import_memfd(struct kdbus_staging *staging,
 	gaps->memfd_files[gaps->n_memfds++] = f;
 
 	/*
-	 * Memfds are regular files; devtmpfs device nodes share shmem_aops
+	 * Memfds are regular files; devtmpfs device nodes share the shmem mapping operations
 	 * but are none (the 2015 code refused them through their f_op).
 	 */
 	inode = file_inode(f);
-	if (!S_ISREG(inode->i_mode) || f->f_mapping->a_ops != &shmem_aops)
+	if (!S_ISREG(inode->i_mode) || !kdbus_shmem_mapping(f->f_mapping))
 		return -EMEDIUMTYPE;
 
 	inode_lock_shared(inode);

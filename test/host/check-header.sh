@@ -43,7 +43,7 @@ cross() {
 
 includes() {
 	grep -E '^[[:space:]]*#[[:space:]]*include' "$hdr" | sed -E 's/[[:space:]]+/ /g' >"$1.inc"
-	printf '#include <linux/ioctl.h>\n#include <linux/types.h>\n' | diff - "$1.inc"
+	printf '#include <linux/ioctl.h>\n#include <linux/stddef.h>\n#include <linux/types.h>\n' | diff - "$1.inc"
 }
 
 guard() {
@@ -66,6 +66,6 @@ tap "header: appendix A layout holds as C++ (g++)" \
 	g++ -x c++ -std=gnu++17 $inc $warn -DABI_STATIC_ONLY -fsyntax-only "$top/test/host/abi.c"
 tap "header: appendix A layout holds on i686 (clang)" cross i686-linux-gnu clang -std=gnu11
 tap "header: appendix A layout holds on aarch64 (clang)" cross aarch64-linux-gnu clang -std=gnu11
-tap "header: includes only <linux/ioctl.h> and <linux/types.h>" includes "$tmp/h"
+tap "header: includes only <linux/ioctl.h>, <linux/stddef.h> and <linux/types.h>" includes "$tmp/h"
 tap "header: SPDX line and include guard _UAPI_KDBUS_H_" guard
 exit $fail

@@ -18,6 +18,20 @@
 #define _UAPI_KDBUS_H_
 
 #include <linux/ioctl.h>
+#include <linux/stddef.h>
+
+/*
+ * Variable-length trailing members are flexible arrays, so that fortified
+ * kernels know their size is only bounded by the allocation. Inside a
+ * union C needs __DECLARE_FLEX_ARRAY(); C++, where an empty struct has a
+ * size of one byte, keeps the zero-length array of the 2015 header (the
+ * layout is the same in both).
+ */
+#ifdef __cplusplus
+#define __KDBUS_FLEX_ARRAY(TYPE, NAME) TYPE NAME[0]
+#else
+#define __KDBUS_FLEX_ARRAY(TYPE, NAME) __DECLARE_FLEX_ARRAY(TYPE, NAME)
+#endif
 #include <linux/types.h>
 
 #define KDBUS_IOCTL_MAGIC		0x95
@@ -62,7 +76,7 @@ struct kdbus_notify_id_change {
 struct kdbus_notify_name_change {
 	struct kdbus_notify_id_change old_id;
 	struct kdbus_notify_id_change new_id;
-	char name[0];
+	char name[];
 } __attribute__((__aligned__(8)));
 
 /**
@@ -122,7 +136,7 @@ struct kdbus_pids {
  */
 struct kdbus_caps {
 	__u32 last_cap;
-	__u32 caps[0];
+	__u32 caps[];
 } __attribute__((__aligned__(8)));
 
 /**
@@ -188,7 +202,7 @@ struct kdbus_bloom_parameter {
  */
 struct kdbus_bloom_filter {
 	__u64 generation;
-	__u64 data[0];
+	__u64 data[];
 } __attribute__((__aligned__(8)));
 
 /**
@@ -218,7 +232,7 @@ struct kdbus_memfd {
  */
 struct kdbus_name {
 	__u64 flags;
-	char name[0];
+	char name[];
 } __attribute__((__aligned__(8)));
 
 /**
@@ -455,10 +469,10 @@ struct kdbus_item {
 	__u64 size;
 	__u64 type;
 	union {
-		__u8 data[0];
-		__u32 data32[0];
-		__u64 data64[0];
-		char str[0];
+		__KDBUS_FLEX_ARRAY(__u8, data);
+		__KDBUS_FLEX_ARRAY(__u32, data32);
+		__KDBUS_FLEX_ARRAY(__u64, data64);
+		__KDBUS_FLEX_ARRAY(char, str);
 
 		__u64 id;
 		struct kdbus_vec vec;
@@ -471,7 +485,7 @@ struct kdbus_item {
 		struct kdbus_bloom_parameter bloom_parameter;
 		struct kdbus_bloom_filter bloom_filter;
 		struct kdbus_memfd memfd;
-		int fds[0];
+		__KDBUS_FLEX_ARRAY(int, fds);
 		struct kdbus_notify_name_change name_change;
 		struct kdbus_notify_id_change id_change;
 		struct kdbus_policy_access policy_access;
@@ -545,7 +559,7 @@ struct kdbus_msg {
 		__u64 timeout_ns;
 		__u64 cookie_reply;
 	};
-	struct kdbus_item items[0];
+	struct kdbus_item items[];
 } __attribute__((__aligned__(8)));
 
 /**
@@ -595,7 +609,7 @@ struct kdbus_cmd_send {
 	__u64 return_flags;
 	__u64 msg_address;
 	struct kdbus_msg_info reply;
-	struct kdbus_item items[0];
+	struct kdbus_item items[];
 } __attribute__((__aligned__(8)));
 
 /**
@@ -658,7 +672,7 @@ struct kdbus_cmd_recv {
 	__s64 priority;
 	__u64 dropped_msgs;
 	struct kdbus_msg_info msg;
-	struct kdbus_item items[0];
+	struct kdbus_item items[];
 } __attribute__((__aligned__(8)));
 
 /**
@@ -677,7 +691,7 @@ struct kdbus_cmd_free {
 	__u64 flags;
 	__u64 return_flags;
 	__u64 offset;
-	struct kdbus_item items[0];
+	struct kdbus_item items[];
 } __attribute__((__aligned__(8)));
 
 /**
@@ -740,7 +754,7 @@ struct kdbus_cmd_hello {
 	__u64 offset;
 	__u64 items_size;
 	__u8 id128[16];
-	struct kdbus_item items[0];
+	struct kdbus_item items[];
 } __attribute__((__aligned__(8)));
 
 /**
@@ -757,7 +771,7 @@ struct kdbus_info {
 	__u64 size;
 	__u64 id;
 	__u64 flags;
-	struct kdbus_item items[0];
+	struct kdbus_item items[];
 } __attribute__((__aligned__(8)));
 
 /**
@@ -794,7 +808,7 @@ struct kdbus_cmd_list {
 	__u64 return_flags;
 	__u64 offset;
 	__u64 list_size;
-	struct kdbus_item items[0];
+	struct kdbus_item items[];
 } __attribute__((__aligned__(8)));
 
 /**
@@ -827,7 +841,7 @@ struct kdbus_cmd_info {
 	__u64 attach_flags;
 	__u64 offset;
 	__u64 info_size;
-	struct kdbus_item items[0];
+	struct kdbus_item items[];
 } __attribute__((__aligned__(8)));
 
 /**
@@ -858,7 +872,7 @@ struct kdbus_cmd_match {
 	__u64 flags;
 	__u64 return_flags;
 	__u64 cookie;
-	struct kdbus_item items[0];
+	struct kdbus_item items[];
 } __attribute__((__aligned__(8)));
 
 /**
@@ -905,7 +919,7 @@ struct kdbus_cmd {
 	__u64 size;
 	__u64 flags;
 	__u64 return_flags;
-	struct kdbus_item items[0];
+	struct kdbus_item items[];
 } __attribute__((__aligned__(8)));
 
 /**
