@@ -2,7 +2,11 @@
 #
 # kdbus: top-level build. See README.md.
 #   make                 build everything (installs missing Debian packages)
-#   make check [T=name]  host tests + VM tests; last line "N passed, N failed"
+#   make check [T=name] [KVER=release]
+#                        host tests + VM tests (booted with KVER, default
+#                        Debian's 6.1); last line "N passed, N failed"
+#   make check-all       the same on every kernel with image and headers
+#                        (6.1, 6.12, 6.12-rt after make deps)
 #   make demo            boot the VM and tell the kdbus story (examples/demo.sh)
 #   make check-harness   prove the VM harness catches WARN/panic/rmmod failures
 #   make bench           boot the VM, run the unicast benchmark (bench/README.md)
@@ -41,6 +45,9 @@ $(SUBDIRS): deps
 check: all
 	@T="$(T)" $(TOP)/scripts/check.sh
 
+check-all: all
+	@$(TOP)/scripts/check-all.sh
+
 check-harness: deps
 	@$(TOP)/vm/selftest/check.sh
 
@@ -70,5 +77,5 @@ clean:
 	$(MAKE) --no-print-directory -C bench clean
 	rm -rf $(BUILD)
 
-.PHONY: all deps check check-harness demo bench checkpatch sparse dkms-install \
+.PHONY: all deps check check-all check-harness demo bench checkpatch sparse dkms-install \
 	dkms-uninstall clean $(SUBDIRS)

@@ -1,4 +1,4 @@
-#!/bin/sh
+#!/bin/bash
 # SPDX-License-Identifier: GPL-2.0-or-later
 #
 # bench/run.sh [kdbus-bench options]: build the benchmark and the module if
@@ -13,7 +13,7 @@
 # Environment: KDBUS_VM_ACCEL (default tcg), KDBUS_VM_SMP (default 2) and
 # the other vm/run variables; KDBUS_BENCH_NOBUILD=1 skips the builds.
 
-set -eu
+set -euo pipefail
 
 here=$(cd "$(dirname "$0")" && pwd -P)
 repo=$(dirname "$here")
@@ -40,5 +40,8 @@ esac
 case " $* " in
 *" --json "*) exec "$repo/vm/run" -- "/host$here/kdbus-bench" --env "$env" "$@" ;;
 esac
-q=$(printf ' %q' "$@")
-exec "$repo/vm/run" -c "/host$here/kdbus-bench --env '$env'$q && /host$here/kdbus-bench-broadcast && /host$here/kdbus-bench-memfd"
+# The guest's sh runs the command text: quote every argument for it
+# (printf %q is bash's; with no arguments it would add one empty word).
+q=
+[ $# -eq 0 ] || q=$(printf ' %q' "$@")
+exec "$repo/vm/run" -c "/host$here/kdbus-bench --env $(printf %q "$env")$q && /host$here/kdbus-bench-broadcast && /host$here/kdbus-bench-memfd"
