@@ -63,7 +63,7 @@ checkpatch: deps
 	@$(TOP)/scripts/checkpatch.sh
 
 sparse: deps
-	@$(TOP)/scripts/sparse.sh
+	@SPARSE_KVER=$(if $(filter command line environment,$(origin KVER)),$(KVER)) $(TOP)/scripts/sparse.sh
 
 dkms-install:
 	@$(TOP)/scripts/dkms-install.sh $(VERSION)

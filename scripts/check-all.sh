@@ -41,12 +41,18 @@ passed=$((passed + p)) failed=$((failed + f)) skipped=$((skipped + s))
 for k in "${kernels[@]}"; do
 	echo "== kernel $k"
 	start=$(date +%s)
-	if ! make --no-print-directory -C "$REPO/kernel" KDIR="/lib/modules/$k/build" \
+	# W=1, and any compiler warning is a failure (kernels differ in
+	# what they declare, so each must be checked)
+	if ! make --no-print-directory -C "$REPO/kernel" KDIR="/lib/modules/$k/build" W=1 \
 		>"$LOG/build-$k.log" 2>&1; then
 		tail -n 30 "$LOG/build-$k.log"
 		summaries+=("kernel $k: 0 passed, 1 failed, 0 skipped (the module does not build)")
 		failed=$((failed + 1))
 		continue
+	fi
+	if grep -E '(warning|error):' "$LOG/build-$k.log"; then
+		summaries+=("kernel $k: the W=1 build warns (counted as 1 failed)")
+		failed=$((failed + 1))
 	fi
 	KVER=$k CHECK_HOST=0 "$REPO/scripts/check.sh" 2>&1 | tee "$LOG/all-$k.log"
 	read -r p f s < <(count "$LOG/all-$k.log")

@@ -19,19 +19,6 @@
 
 #include <linux/ioctl.h>
 #include <linux/stddef.h>
-
-/*
- * Variable-length trailing members are flexible arrays, so that fortified
- * kernels know their size is only bounded by the allocation. Inside a
- * union C needs __DECLARE_FLEX_ARRAY(); C++, where an empty struct has a
- * size of one byte, keeps the zero-length array of the 2015 header (the
- * layout is the same in both).
- */
-#ifdef __cplusplus
-#define __KDBUS_FLEX_ARRAY(TYPE, NAME) TYPE NAME[0]
-#else
-#define __KDBUS_FLEX_ARRAY(TYPE, NAME) __DECLARE_FLEX_ARRAY(TYPE, NAME)
-#endif
 #include <linux/types.h>
 
 #define KDBUS_IOCTL_MAGIC		0x95
@@ -469,10 +456,25 @@ struct kdbus_item {
 	__u64 size;
 	__u64 type;
 	union {
-		__KDBUS_FLEX_ARRAY(__u8, data);
-		__KDBUS_FLEX_ARRAY(__u32, data32);
-		__KDBUS_FLEX_ARRAY(__u64, data64);
-		__KDBUS_FLEX_ARRAY(char, str);
+		/*
+		 * Flexible arrays, so that fortified kernels bound writes
+		 * by the allocation, not by a zero-sized field. C++, where
+		 * the empty struct of __DECLARE_FLEX_ARRAY() has a size,
+		 * keeps the zero-length arrays of 2015 (same layout).
+		 */
+#ifdef __cplusplus
+		__u8 data[0];
+		__u32 data32[0];
+		__u64 data64[0];
+		char str[0];
+		int fds[0];
+#else
+		__DECLARE_FLEX_ARRAY(__u8, data);
+		__DECLARE_FLEX_ARRAY(__u32, data32);
+		__DECLARE_FLEX_ARRAY(__u64, data64);
+		__DECLARE_FLEX_ARRAY(char, str);
+		__DECLARE_FLEX_ARRAY(int, fds);
+#endif
 
 		__u64 id;
 		struct kdbus_vec vec;
@@ -485,7 +487,6 @@ struct kdbus_item {
 		struct kdbus_bloom_parameter bloom_parameter;
 		struct kdbus_bloom_filter bloom_filter;
 		struct kdbus_memfd memfd;
-		__KDBUS_FLEX_ARRAY(int, fds);
 		struct kdbus_notify_name_change name_change;
 		struct kdbus_notify_id_change id_change;
 		struct kdbus_policy_access policy_access;
