@@ -87,7 +87,7 @@ struct options {
 
 static struct options opt = {
 	.target_s = 1.0,
-	.rounds = 3,
+	.rounds = 5,
 	.pool_size = 16 * MiB,
 	.root = "/sys/fs/kdbus",
 };
@@ -785,6 +785,8 @@ static int memcpy_pairs(void *ctx, u64 seq)
  * measurement
  */
 
+#define MAX_ROUNDS		100
+
 struct result {
 	bool valid;
 	u64 iters;
@@ -792,6 +794,14 @@ struct result {
 	/* raw samples, pooled over the rounds */
 	double *samples;
 	u64 n, per_round;
+	/* median of each round alone: the spread between rounds */
+	double round_median_us[MAX_ROUNDS];
+	unsigned int n_rounds;
+};
+
+/* min, median and max of a few values (per-round medians or ratios) */
+struct spread {
+	double min, median, max;
 };
 
 static int cmp_double(const void *a, const void *b)
@@ -799,6 +809,13 @@ static int cmp_double(const void *a, const void *b)
 	double x = *(const double *)a, y = *(const double *)b;
 
 	return (x > y) - (x < y);
+}
+
+/* sorts @v */
+static double median_of(double *v, u64 n)
+{
+	qsort(v, n, sizeof(*v), cmp_double);
+	return n % 2 ? v[n / 2] : (v[n / 2 - 1] + v[n / 2]) / 2;
 }
 
 /*
@@ -848,6 +865,47 @@ static void measure(int (*fn)(void *, u64), void *ctx, u64 per_call,
 				     (double)per_call;
 	}
 	r->iters += r->per_round * per_call;
+
+	if (r->n_rounds < MAX_ROUNDS) {
+		double *round = malloc(r->per_round * sizeof(*round));
+
+		if (!round)
+			die("out of memory for %llu samples", r->per_round);
+		memcpy(round, r->samples + r->n - r->per_round,
+		       r->per_round * sizeof(*round));
+		r->round_median_us[r->n_rounds++] = median_of(round, r->per_round);
+		free(round);
+	}
+}
+
+static struct spread spread_of(const double *v, unsigned int n)
+{
+	double tmp[MAX_ROUNDS];
+	struct spread sp = { 0, 0, 0 };
+
+	if (!n)
+		return sp;
+	memcpy(tmp, v, n * sizeof(*v));
+	sp.median = median_of(tmp, n);
+	sp.min = tmp[0];
+	sp.max = tmp[n - 1];
+	return sp;
+}
+
+/*
+ * Spread of the ratio a/b between rounds: round i of @a against round i
+ * of @b (interleaved, so both saw the same state of the host).
+ */
+static struct spread ratio_spread(const struct result *a,
+				  const struct result *b)
+{
+	double v[MAX_ROUNDS];
+	unsigned int i, n = a->n_rounds < b->n_rounds ? a->n_rounds : b->n_rounds;
+
+	for (i = 0; i < n; i++)
+		v[i] = b->round_median_us[i] > 0 ?
+		       a->round_median_us[i] / b->round_median_us[i] : 0;
+	return spread_of(v, n);
 }
 
 static void summarize(struct result *r)
@@ -977,6 +1035,20 @@ static void print_table(struct result res[][N_CELLS])
 			printf(" %7s %7s", "n/a", "n/a");
 		printf("\n");
 	}
+	printf("\nSpread between rounds (min / median / max of the per-round ratio):\n");
+	printf("%-9s %26s %26s\n", "payload", "kdbus async / UDS", "kdbus sync / UDS");
+	for (i = 0; i < opt.n_sizes; i++) {
+		struct result *r = res[i];
+		struct spread a, y;
+
+		if (!r[CELL_UDS].valid || !r[CELL_ASYNC].valid)
+			continue;
+		a = ratio_spread(&r[CELL_ASYNC], &r[CELL_UDS]);
+		y = ratio_spread(&r[CELL_SYNC], &r[CELL_UDS]);
+		printf("%-9s   %6.2fx %6.2fx %6.2fx    %6.2fx %6.2fx %6.2fx\n",
+		       size_str(opt.sizes[i], sz, sizeof(sz)),
+		       a.min, a.median, a.max, y.min, y.median, y.max);
+	}
 	printf("\nkdbus/UDS < 1.00x means kdbus is faster. Iterations per cell:");
 	for (i = 0; i < opt.n_sizes; i++)
 		printf(" %s=%llu/%llu/%llu",
@@ -1031,10 +1103,13 @@ static void print_json(struct result res[][N_CELLS])
 			printf(", \"%s\": {\"iterations\": %llu"
 			       ", \"median_us\": %.3f, \"mean_us\": %.3f"
 			       ", \"min_us\": %.3f, \"p90_us\": %.3f"
-			       ", \"mib_s\": %.2f}",
+			       ", \"mib_s\": %.2f, \"round_median_us\": [",
 			       cell_name[c], r[c].iters, r[c].median_us,
 			       r[c].mean_us, r[c].min_us, r[c].p90_us,
 			       mib_per_s(s, &r[c]));
+			for (unsigned int k = 0; k < r[c].n_rounds; k++)
+				printf("%s%.3f", k ? ", " : "", r[c].round_median_us[k]);
+			printf("]}");
 		}
 		if (r[CELL_ASYNC].valid && r[CELL_UDS].valid)
 			printf(", \"ratio_async_uds\": %.3f, \"ratio_sync_uds\": %.3f"
@@ -1042,6 +1117,13 @@ static void print_json(struct result res[][N_CELLS])
 			       ratio(&r[CELL_ASYNC], &r[CELL_UDS]),
 			       ratio(&r[CELL_SYNC], &r[CELL_UDS]),
 			       ratio(&r[CELL_SYNC], &r[CELL_MEMCPY]));
+		if (r[CELL_SYNC].valid && r[CELL_UDS].valid) {
+			struct spread y = ratio_spread(&r[CELL_SYNC], &r[CELL_UDS]);
+
+			printf(", \"ratio_sync_uds_rounds\": {\"min\": %.3f"
+			       ", \"median\": %.3f, \"max\": %.3f}",
+			       y.min, y.median, y.max);
+		}
 		printf("}%s\n", i + 1 < opt.n_sizes ? "," : "");
 	}
 	printf("  ]\n}\n");
@@ -1145,8 +1227,8 @@ static void parse_args(int argc, char **argv)
 				die("--time must be in (0, 60]");
 		} else if (!strcmp(a, "--rounds")) {
 			opt.rounds = (unsigned int)atoi(need_arg(argc, argv, &i));
-			if (opt.rounds < 1 || opt.rounds > 100)
-				die("--rounds must be 1..100");
+			if (opt.rounds < 1 || opt.rounds > MAX_ROUNDS)
+				die("--rounds must be 1..%d", MAX_ROUNDS);
 		} else if (!strcmp(a, "--iterations")) {
 			opt.fixed_iters = parse_size(need_arg(argc, argv, &i));
 			if (!opt.fixed_iters)

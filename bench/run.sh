@@ -34,14 +34,41 @@ tcg) env="qemu-system-x86_64 TCG (emulated CPU), $smp vCPUs" ;;
 *) env="qemu-system-x86_64 $accel, $smp vCPUs" ;;
 esac
 
-# one boot for all: the unicast table (with the caller's options), then
-# the broadcast cost and the bulk (VEC vs memfd) throughput table
-# (human-readable only; skipped with --json)
-case " $* " in
-*" --json "*) exec "$repo/vm/run" -- "/host$here/kdbus-bench" --env "$env" "$@" ;;
-esac
+# One boot for all. The unicast table is run in the three pin modes, the
+# headline first: --pin none (the scheduler decides, as for real
+# programs), then split (client and service on two CPUs) and same (both
+# on one CPU), unless the caller chose a mode. Then the broadcast cost and
+# the bulk (VEC vs memfd) throughput tables (human-readable only: with
+# --json only the unicast results are printed, as {"modes": [...]}).
 # The guest's sh runs the command text: quote every argument for it
 # (printf %q is bash's; with no arguments it would add one empty word).
 q=
 [ $# -eq 0 ] || q=$(printf ' %q' "$@")
-exec "$repo/vm/run" -c "/host$here/kdbus-bench --env $(printf %q "$env")$q && /host$here/kdbus-bench-broadcast && /host$here/kdbus-bench-memfd"
+bench="/host$here/kdbus-bench --env $(printf %q "$env")$q"
+modes="none split same"
+case " $* " in *" --pin "*) modes=given ;; esac
+json=
+case " $* " in *" --json "*) json=1 ;; esac
+
+cmd=
+sep=
+for m in $modes; do
+	pin="--pin $m"
+	[ "$m" != given ] || pin=
+	if [ -n "$json" ]; then
+		cmd="$cmd${sep:+ && echo ,} && $bench $pin"
+	else
+		[ -z "$sep" ] || cmd="$cmd && echo"
+		title="== call + reply, --pin $m"
+		[ "$m" != none ] || title="$title (headline: the scheduler decides, as for real programs)"
+		[ "$m" != given ] || title="== call + reply"
+		cmd="$cmd && echo $(printf %q "$title") && $bench $pin"
+	fi
+	sep=1
+done
+if [ -n "$json" ]; then
+	cmd="echo '{\"modes\": [' $cmd && echo ']}'"
+else
+	cmd="true $cmd && echo && /host$here/kdbus-bench-broadcast && echo && /host$here/kdbus-bench-memfd"
+fi
+exec "$repo/vm/run" -c "$cmd"
