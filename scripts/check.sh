@@ -53,22 +53,32 @@ fi
 if [ "${CHECK_VM:-1}" != 0 ]; then
 KVER=$("$REPO/scripts/kver.sh") || exit 1
 export KVER
-echo "== VM tests on $KVER (test/kernel/kdbus-test${T:+ $T})"
-T=${T:-} "$REPO/vm/run" --tap 2>&1 | tee "$LOG/vm.log"
-line=$(grep -E '^vm: [0-9]+ passed, [0-9]+ failed, [0-9]+ skipped' "$LOG/vm.log" | tail -n1)
-if [ -n "$line" ]; then
-	read -r p f s < <(sed -E 's/^vm: ([0-9]+) passed, ([0-9]+) failed, ([0-9]+) skipped.*/\1 \2 \3/' <<<"$line")
-else
-	echo "vm: the VM run did not complete"
-	p=0 f=1 s=0
+# T="lib" names the second boot only, not a kernel test
+kt=$(sed -E 's/(^| )lib( |$)/ /g; s/^ +| +$//g' <<<"${T:-}")
+if [ -z "${T:-}" ] || [ -n "$kt" ]; then
+	echo "== VM tests on $KVER (test/kernel/kdbus-test${kt:+ $kt})"
+	T=$kt "$REPO/vm/run" --tap 2>&1 | tee "$LOG/vm.log"
+	line=$(grep -E '^vm: [0-9]+ passed, [0-9]+ failed, [0-9]+ skipped' "$LOG/vm.log" | tail -n1)
+	if [ -n "$line" ]; then
+		read -r p f s < <(sed -E 's/^vm: ([0-9]+) passed, ([0-9]+) failed, ([0-9]+) skipped.*/\1 \2 \3/' <<<"$line")
+	else
+		echo "vm: the VM run did not complete"
+		p=0 f=1 s=0
+	fi
+	passed=$((passed + p)) failed=$((failed + f)) skipped=$((skipped + s))
 fi
-passed=$((passed + p)) failed=$((failed + f)) skipped=$((skipped + s))
 
 # libkdbus and kdbusctl against the real module (a second boot; a full
 # run, or T= naming "lib")
 if [ -f "$REPO/test/kernel-lib/test-lib.c" ] && { [ -z "${T:-}" ] || [[ " $T " == *" lib "* ]]; }; then
-	echo "== library and tool tests in the VM on $KVER (test/kernel-lib)"
-	"$REPO/vm/run" --tap -c "/host$REPO/test/kernel-lib/test-lib; r=\$?; /host$REPO/test/kernel-lib/test-kdbusctl.sh || r=1; exit \$r" 2>&1 | tee "$LOG/vm-lib.log"
+	echo "== library, tool, proxy and activation tests in the VM on $KVER"
+	# every user-space suite that runs against the real module, one
+	# TAP stream after the other in the same boot
+	cmd="/host$REPO/test/kernel-lib/test-lib; r=\$?; /host$REPO/test/kernel-lib/test-kdbusctl.sh || r=1"
+	for suite in test/proxy/test-proxy.sh test/activation/test-activation.sh; do
+		[ ! -x "$REPO/$suite" ] || cmd="$cmd; /host$REPO/$suite || r=1"
+	done
+	"$REPO/vm/run" --tap -c "$cmd; exit \$r" 2>&1 | tee "$LOG/vm-lib.log"
 	line=$(grep -E '^vm: [0-9]+ passed, [0-9]+ failed, [0-9]+ skipped' "$LOG/vm-lib.log" | tail -n1)
 	if [ -n "$line" ]; then
 		read -r p f s < <(sed -E 's/^vm: ([0-9]+) passed, ([0-9]+) failed, ([0-9]+) skipped.*/\1 \2 \3/' <<<"$line")
