@@ -13,6 +13,8 @@
 #   make checkpatch      checkpatch.pl --strict on kernel/ and the uapi header
 #   make sparse          sparse (C=2) over the module, fails on warnings
 #   make deps            apt-get what is missing
+#   make install         install libkdbus, kdbusctl and the man pages under
+#                        $(DESTDIR)$(PREFIX) (PREFIX defaults to /usr/local)
 #   make dkms-install    install the module through DKMS (real machines only)
 #   make clean
 
@@ -65,6 +67,13 @@ checkpatch: deps
 sparse: deps
 	@SPARSE_KVER=$(if $(filter command line environment,$(origin KVER)),$(KVER)) $(TOP)/scripts/sparse.sh
 
+# libkdbus, kdbusctl and every man page (section 7: the ABI; kdbusctl(1),
+# libkdbus(3)); DESTDIR and PREFIX are passed down unchanged
+install: lib tools
+	$(MAKE) --no-print-directory -C lib install
+	$(MAKE) --no-print-directory -C tools install
+	$(MAKE) --no-print-directory -C Documentation install
+
 dkms-install:
 	@$(TOP)/scripts/dkms-install.sh $(VERSION)
 
@@ -77,5 +86,5 @@ clean:
 	$(MAKE) --no-print-directory -C bench clean
 	rm -rf $(BUILD)
 
-.PHONY: all deps check check-all check-harness demo bench checkpatch sparse dkms-install \
+.PHONY: all deps check check-all check-harness demo bench checkpatch sparse install dkms-install \
 	dkms-uninstall clean $(SUBDIRS)

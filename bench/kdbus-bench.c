@@ -569,7 +569,8 @@ static int kdbus_call_sync(void *ctx, u64 seq)
 
 	put_seq(k->out, k->size, seq);
 	do {
-		/* an interrupted call is resumed by re-issuing it (core.md 8.9) */
+		/* an interrupted call is resumed by re-issuing it
+		 * (kdbus.message(7)) */
 		err = kdbus_send(&k->client,
 				 kmsg_build(&b, k->service_id,
 					    KDBUS_MSG_EXPECT_REPLY, seq,

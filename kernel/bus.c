@@ -227,7 +227,7 @@ struct kdbus_conn *kdbus_bus_find_conn_by_id(struct kdbus_bus *bus, u64 id)
  * @domain:		domain to operate on
  * @argp:		command payload
  *
- * Runs the checks of core.md §4.2 in order, creates the bus and its
+ * Runs the checks of kdbus.bus(7) in order, creates the bus and its
  * default endpoint and activates both.
  *
  * Return: NEW reference to the new bus on success, NULL if the command
@@ -331,7 +331,7 @@ exit:
  * Writes a struct kdbus_info {bus id, bus flags} followed by a
  * KDBUS_ITEM_MAKE_NAME item with the bus name and the creator metadata
  * captured at BUS_MAKE that both the request and the creator's
- * ATTACH_FLAGS_SEND item allow (core.md §15.2), rendered for the caller.
+ * ATTACH_FLAGS_SEND item allow (kdbus.bus(7)), rendered for the caller.
  *
  * Return: >=0 on success, negative error code on failure.
  */

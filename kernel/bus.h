@@ -43,7 +43,7 @@ struct kdbus_user;
  * @monitors_list:	Live monitor connections
  * @name_registry:	The name registry of this bus (invariant pointer)
  * @policy_db:		Policy of the bus: entries of activators and policy
- *			holders (registry.md §7.1)
+ *			holders (kdbus.policy(7))
  * @notify_lock:	Protects @notify_list
  * @notify_list:	Kernel notifications waiting to be flushed
  * @notify_flush_lock:	Serialises kdbus_notify_flush()

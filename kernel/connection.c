@@ -74,7 +74,7 @@ static void kdbus_conn_fake_free(struct kdbus_conn_fake *fake)
 
 /*
  * Faked ids are 32 bit; 0xffffffff means "unset" and is kept as the invalid
- * id; any other value must map in the caller's user namespace (abi.md §5.5).
+ * id; any other value must map in the caller's user namespace (kdbus.item(7)).
  */
 static int kdbus_conn_fake_uid(u64 v, kuid_t *out)
 {
@@ -231,7 +231,7 @@ static struct kdbus_conn *kdbus_conn_new(struct kdbus_ep *ep,
 	if (ret < 0)
 		return ERR_PTR(ret);
 
-	/* activators cannot hold wildcard names (registry.md §1.3 step 10) */
+	/* activators cannot hold wildcard names (kdbus.connection(7)) */
 	if (is_activator && !kdbus_name_is_valid(name, false))
 		return ERR_PTR(-EINVAL);
 
@@ -312,7 +312,7 @@ static struct kdbus_conn *kdbus_conn_new(struct kdbus_ep *ep,
 			goto exit_unref;
 		}
 	} else {
-		/* a snapshot of the caller for CONN_INFO (core.md §6.5) */
+		/* the caller's snapshot for CONN_INFO (kdbus.connection(7)) */
 		conn->meta_proc = kdbus_meta_proc_new();
 		if (IS_ERR(conn->meta_proc)) {
 			ret = PTR_ERR(conn->meta_proc);
@@ -545,7 +545,7 @@ static int kdbus_conn_connect(struct kdbus_conn *conn, const char *name)
 	/*
 	 * An activator's name is checked before the connection becomes
 	 * visible, so a HELLO failing with EEXIST announces nothing
-	 * (registry.md §1.3 step 14). The registry stays write-locked until
+	 * (kdbus.connection(7)). The registry stays write-locked until
 	 * the name is taken.
 	 */
 	if (is_activator) {
@@ -576,7 +576,7 @@ static int kdbus_conn_connect(struct kdbus_conn *conn, const char *name)
 	up_write(&bus->conn_rwlock);
 	mutex_unlock(&ep->lock);
 
-	/* ID_ADD, then an activator's NAME_ADD (core.md §12) */
+	/* ID_ADD, then an activator's NAME_ADD (kdbus.message(7)) */
 	if (!kdbus_conn_is_monitor(conn))
 		kdbus_notify_id_change(bus, KDBUS_ITEM_ID_ADD, conn->id,
 				       conn->flags);
@@ -662,7 +662,7 @@ int kdbus_conn_disconnect(struct kdbus_conn *conn, bool ensure_queue_empty)
 	up_write(&bus->conn_rwlock);
 	mutex_unlock(&ep->lock);
 
-	/* policy entries go before the names (registry.md §7.1) */
+	/* policy entries go before the names (kdbus.policy(7)) */
 	if (kdbus_conn_is_activator(conn) || kdbus_conn_is_policy_holder(conn))
 		kdbus_policy_remove_owner(&bus->policy_db, conn);
 
@@ -727,7 +727,7 @@ void kdbus_conn_unlock2(struct kdbus_conn *a, struct kdbus_conn *b)
  *
  * This call manages the quotas on resource @c. That is, it's used if other
  * users want to use the resources of connection @c, which so far only
- * concerns the receive queue of the destination (core.md §7.6).
+ * concerns the receive queue of the destination (kdbus.pool(7)).
  *
  * This call increases the quota usage by @memory and @fds. If the quota
  * would be exceeded nothing is changed and an error is returned. The
@@ -842,7 +842,7 @@ void kdbus_conn_quota_dec(struct kdbus_conn *c, struct kdbus_user *u,
  *
  * Moves every message queued on @conn_src that was addressed to the name
  * @name_id to the tail of @conn_dst's queue, in queue order, copied as it
- * was built (registry.md §4.3, §4.4). A message @conn_dst cannot take
+ * was built (kdbus.name(7)). A message @conn_dst cannot take
  * (descriptors without KDBUS_HELLO_ACCEPT_FD, quota, pool space) is
  * dropped and counted in @conn_dst's dropped-message counter. Reply
  * trackers of other connections that expect the answer from @conn_src for
@@ -911,7 +911,7 @@ void kdbus_conn_move_messages(struct kdbus_conn *conn_dst,
  * @cred:		Credentials to check (the calling task's)
  * @name:		The (valid, non-wildcard) name
  *
- * OWN(A, c, n) of registry.md §7.6: the endpoint database of a custom
+ * OWN(A, c, n) of kdbus.policy(7): the endpoint database of a custom
  * endpoint must grant OWN; then an owner may, and everybody else needs
  * OWN from the bus database.
  *
@@ -941,7 +941,7 @@ bool kdbus_conn_policy_own_name(struct kdbus_conn *conn,
  *			@conn's stored ones for a receiver of a signal)
  * @to:			Connection talked to
  *
- * TALK(A, c, B) of registry.md §7.6: on a custom endpoint the endpoint
+ * TALK(A, c, B) of kdbus.policy(7): on a custom endpoint the endpoint
  * database must grant TALK on one of @to's names; then owners may talk,
  * as may a caller whose euid is the real uid of @to's opener; otherwise
  * the bus database must grant TALK on one of @to's names.
@@ -977,7 +977,7 @@ bool kdbus_conn_policy_talk(struct kdbus_conn *conn,
  * @cred:		Credentials to check
  * @name:		The name
  *
- * SEE_NAME(A, c, n) of registry.md §7.6: always on the default endpoint,
+ * SEE_NAME(A, c, n) of kdbus.policy(7): always on the default endpoint,
  * on a custom endpoint if its database grants SEE.
  *
  * Return: true if @conn may see @name.
@@ -998,7 +998,7 @@ bool kdbus_conn_policy_see_name(struct kdbus_conn *conn,
  * @cred:		Credentials to check
  * @whom:		Connection looked at
  *
- * SEE_CONN(A, c, B) of registry.md §7.6: always on the default endpoint,
+ * SEE_CONN(A, c, B) of kdbus.policy(7): always on the default endpoint,
  * on a custom endpoint if its database grants SEE on one of @whom's
  * names.
  *
@@ -1074,9 +1074,9 @@ struct kdbus_conn *kdbus_cmd_hello(struct kdbus_ep *ep, struct file *file,
 
 	/*
 	 * Activators and policy holders install their entries into the bus
-	 * database (core.md §6.2 step 19) before the connection becomes
+	 * database (kdbus.connection(7)) before the connection becomes
 	 * visible, so a bad or duplicate entry fails HELLO without any
-	 * notification (registry.md §1.3, the preferred way).
+	 * notification (kdbus.connection(7), the preferred way).
 	 */
 	if (kdbus_conn_is_activator(c) || kdbus_conn_is_policy_holder(c)) {
 		ret = kdbus_policy_set(&ep->bus->policy_db, args.items,
@@ -1156,7 +1156,7 @@ int kdbus_cmd_byebye_unlocked(struct kdbus_conn *conn, void __user *argp)
  *
  * Shared by CONN_INFO and BUS_CREATOR_INFO. If the user's command cannot
  * be written, the published slice is released again so that nothing
- * leaks (core.md §2.7).
+ * leaks (kdbus(7)).
  *
  * Return: 0 on success, negative error code on failure.
  */
@@ -1199,7 +1199,7 @@ exit:
  * Looks up the target by name (its current owner) or by id, and writes a
  * struct kdbus_info {id, HELLO flags} followed by the metadata items
  * granted by the request's attach_flags and the target's
- * attach_flags_send, rendered for the caller (core.md §15.1).
+ * attach_flags_send, rendered for the caller (kdbus.connection(7)).
  *
  * Return: >=0 on success, negative error code on failure.
  */
@@ -1286,7 +1286,7 @@ int kdbus_cmd_conn_info(struct kdbus_conn *conn, void __user *argp)
 	/*
 	 * CONN_INFO reveals what the target allows in its send mask: its
 	 * HELLO-time snapshot (or faked identity), its names and
-	 * description now (core.md §13.2).
+	 * description now (kdbus.connection(7)).
 	 */
 	attach_flags = kdbus_meta_info_mask(owner_conn, attach_flags);
 
@@ -1333,7 +1333,7 @@ exit:
  * @conn:		connection to operate on
  * @argp:		command payload
  *
- * All checks happen before anything is changed (core.md §16).
+ * All checks happen before anything is changed (kdbus.connection(7)).
  *
  * Return: >=0 on success, negative error code on failure.
  */
@@ -1403,7 +1403,7 @@ int kdbus_cmd_update(struct kdbus_conn *conn, void __user *argp)
 	/*
 	 * A policy holder's NAME/POLICY_ACCESS items atomically replace its
 	 * policy, before anything else changes; if that fails, nothing
-	 * changes (registry.md §7.2, at most one name).
+	 * changes (kdbus.policy(7), at most one name).
 	 */
 	if (item_policy) {
 		ret = kdbus_policy_set(&conn->ep->bus->policy_db, args.items,

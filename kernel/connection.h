@@ -35,7 +35,7 @@ struct cred;
 #define KDBUS_CONN_ACTIVE_NEW	(INT_MIN + 1)
 
 /**
- * struct kdbus_quota - per-sender accounting in one receiver (core.md §7.6)
+ * struct kdbus_quota - per-sender accounting in one receiver (kdbus.pool(7))
  * @memory:	bytes of queued message slices
  * @msgs:	number of queued messages
  * @fds:	number of queued regular fds
@@ -47,7 +47,7 @@ struct kdbus_quota {
 };
 
 /**
- * struct kdbus_conn_fake - faked identity given at HELLO (core.md §6.3)
+ * struct kdbus_conn_fake - faked identity given at HELLO (kdbus.connection(7))
  * @have_creds:	a CREDS item was given
  * @uid:	faked uid (INVALID_UID if unset), same for the other ids
  * @euid:	faked euid
@@ -183,7 +183,7 @@ void kdbus_conn_quota_dec(struct kdbus_conn *c, struct kdbus_user *u,
 void kdbus_conn_move_messages(struct kdbus_conn *conn_dst,
 			      struct kdbus_conn *conn_src, u64 name_id);
 
-/* policy checks (registry.md §7.6) */
+/* policy checks (kdbus.policy(7)) */
 bool kdbus_conn_policy_own_name(struct kdbus_conn *conn,
 				const struct cred *cred, const char *name);
 bool kdbus_conn_policy_talk(struct kdbus_conn *conn,

@@ -200,7 +200,7 @@ bool kdbus_ep_is_owner(struct kdbus_ep *ep, struct file *file)
  *
  * The caller has checked that the handle's opener owns the bus (EPERM,
  * before parsing). Creates a custom endpoint with an empty policy, owned
- * by the caller's effective uid and gid (core.md §5.1).
+ * by the caller's effective uid and gid (kdbus.endpoint(7)).
  *
  * Return: NEW reference to the new endpoint on success, NULL if the
  * command only negotiated, ERR_PTR on failure.
@@ -269,7 +269,7 @@ exit:
  *
  * The NAME and POLICY_ACCESS items form the complete new policy of the
  * endpoint, which atomically replaces the old one; no items clear it
- * (core.md §5.2, registry.md §7.2).
+ * (kdbus.endpoint(7), kdbus.policy(7)).
  *
  * Return: >=0 on success, negative error code on failure.
  */

@@ -1,6 +1,6 @@
 // SPDX-License-Identifier: GPL-2.0-only
 /*
- * kdbusfs (core.md §1). Every mount gets its own superblock and a brand
+ * kdbusfs (kdbus.fs(7)). Every mount gets its own superblock and a brand
  * new domain (get_tree_nodev()); the node tree of that domain is shown
  * read-only: directories for the domain root and buses, regular files for
  * the control node and endpoints. Inodes pin their node (i_private).

@@ -1,8 +1,8 @@
 // SPDX-License-Identifier: GPL-2.0-only
 /*
  * File handles of kdbusfs nodes: open/release, ioctl dispatch by handle
- * state (core.md §1.4), poll, mmap, and the generic command parser shared
- * by all ioctls (core.md §2).
+ * state (kdbus(7)), poll, mmap, and the generic command parser shared
+ * by all ioctls (kdbus(7)).
  *
  * Locking:
  *  - handle->lock serialises the setup ioctls (BUS_MAKE, ENDPOINT_MAKE,
@@ -156,7 +156,7 @@ static void kdbus_args_free(struct kdbus_args *args)
  * @out:		output variable to store pointer to copied payload
  *
  * This parses the ioctl payload at user-space location @argp into @args,
- * following core.md §2.1 steps 1-8 in order. @args must be pre-initialized
+ * following kdbus(7) steps 1-8 in order. @args must be pre-initialized
  * by the caller to reflect the supported flags and items of this command.
  *
  * If this function returns 0, the caller must call kdbus_args_clear()

@@ -1,7 +1,7 @@
 /* SPDX-License-Identifier: GPL-2.0-only */
 /*
  * File handles of kdbusfs nodes, ioctl dispatch and the generic command
- * parser (core.md §1.4, §2).
+ * parser (kdbus(7)).
  */
 
 #ifndef __KDBUS_HANDLE_H

@@ -1,6 +1,6 @@
 // SPDX-License-Identifier: GPL-2.0-only
 /*
- * Item validation (core.md §2.2, abi.md §4.3) and item writing helpers.
+ * Item validation (kdbus.item(7)) and item writing helpers.
  *
  * Locking: none; items are always in caller-owned kernel buffers.
  */

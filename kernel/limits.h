@@ -1,6 +1,6 @@
 /* SPDX-License-Identifier: GPL-2.0-only */
 /*
- * Compile-time limits of kdbus (abi.md §5.1). They are part of the ABI
+ * Compile-time limits of kdbus (kdbus(7)). They are part of the ABI
  * contract although they are not in the uapi header.
  */
 

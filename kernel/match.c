@@ -1,6 +1,6 @@
 // SPDX-License-Identifier: GPL-2.0-only
 /*
- * Match databases (registry.md §5): every ordinary connection owns one.
+ * Match databases (kdbus.match(7)): every ordinary connection owns one.
  * A database holds matches, each tagged with a caller-chosen cookie and
  * made of rules. A message passes a match if every rule of the match
  * passes (AND), and a database if one of its matches passes (OR), tried
@@ -177,7 +177,7 @@ void kdbus_match_db_free(struct kdbus_match_db *mdb)
 }
 
 /*
- * registry.md §5.5: use mask generation min(g, G - 1); the rule passes if
+ * kdbus.match(7): use mask generation min(g, G - 1); the rule passes if
  * every bit set in that generation is also set in the filter.
  */
 static bool kdbus_match_bloom(const struct kdbus_bloom_filter *filter,
@@ -202,7 +202,7 @@ static bool kdbus_match_bloom(const struct kdbus_bloom_filter *filter,
 	return true;
 }
 
-/* the sender owns @name now: primary, not merely waiting (§5.2) */
+/* the sender owns @name now: primary, not merely waiting (kdbus.match(7)) */
 static bool kdbus_match_src_owns(struct kdbus_conn *src, const char *name)
 {
 	struct kdbus_name_owner *o;
@@ -292,7 +292,7 @@ static bool kdbus_match_entry_match(const struct kdbus_match_entry *e,
  * registry lock (NAME rules read the sender's ownership records).
  *
  * Return: true if one of the matches of @mdb passes the message
- * (registry.md §5.3); false for a database without matches.
+ * (kdbus.match(7)); false for a database without matches.
  */
 bool kdbus_match_db_match_msg(struct kdbus_match_db *mdb,
 			      struct kdbus_conn *conn_src,
@@ -333,7 +333,7 @@ static unsigned int kdbus_match_db_remove_locked(struct kdbus_match_db *mdb,
 	return n;
 }
 
-/* build one rule from a validated MATCH_ADD item (registry.md §5.1) */
+/* build one rule from a validated MATCH_ADD item (kdbus.match(7)) */
 static struct kdbus_match_rule *
 kdbus_match_rule_new(const struct kdbus_item *item, size_t bloom_size)
 {

@@ -1,7 +1,7 @@
 /* SPDX-License-Identifier: GPL-2.0-only */
 /*
  * Match databases: the rules by which a connection selects broadcasts,
- * unicast signals and kernel notifications (registry.md §5).
+ * unicast signals and kernel notifications (kdbus.match(7)).
  */
 
 #ifndef __KDBUS_MATCH_H

@@ -72,7 +72,7 @@
 /* number of item types a struct kdbus_msg accepts, see kdbus_msg_parse() */
 #define KDBUS_MSG_N_ARGS 6
 
-/* seals a memfd must carry to be accepted as payload (core.md §8.3) */
+/* seals a memfd must carry to be accepted as payload (kdbus.message(7)) */
 #define KDBUS_MEMFD_SEALS \
 	(F_SEAL_SHRINK | F_SEAL_GROW | F_SEAL_WRITE | F_SEAL_SEAL)
 
@@ -332,9 +332,10 @@ static int kdbus_staging_import_fds(struct kdbus_staging *staging,
 }
 
 /*
- * Pin the memfd of a PAYLOAD_MEMFD item (core.md §8.3 step 8, §22): it must
- * be a shmem file (hugetlbfs and everything else is refused), carry all
- * four required seals, and contain the range [start, start + size).
+ * Pin the memfd of a PAYLOAD_MEMFD item (kdbus.message(7), design.md §7):
+ * it must be a shmem file (hugetlbfs and everything else is refused),
+ * carry all four required seals, and contain the range
+ * [start, start + size).
  * shmem_get_seals() is not exported; the seal word is read directly under
  * the inode lock, which is what F_ADD_SEALS holds while changing it.
  */
@@ -545,7 +546,7 @@ struct kdbus_staging *kdbus_staging_new_user(struct kdbus_bus *bus,
 	staging->msg->src_id = src->id;
 	staging->src = src;
 
-	/* a faked identity reveals no task data at all (core.md §13.2) */
+	/* a faked identity reveals no task data at all (kdbus.connection(7)) */
 	if (!src->fake) {
 		staging->meta_proc = kdbus_meta_proc_new();
 		if (IS_ERR(staging->meta_proc)) {
@@ -676,7 +677,7 @@ struct kdbus_staging *kdbus_staging_free(struct kdbus_staging *staging)
 }
 
 /*
- * Render the metadata items @dst gets (core.md §13.1): task data is
+ * Render the metadata items @dst gets (kdbus.connection(7)): task data is
  * collected from current (the sending thread) the first time a receiver
  * of the message wants an item, connection data likewise; both are then
  * shared by all receivers. Owned names are read under the name registry
@@ -936,7 +937,7 @@ int kdbus_staging_emit(struct kdbus_staging *staging,
 }
 
 /*
- * Destination lookup (core.md §8.5). Destinations given by ID must be
+ * Destination lookup (kdbus.message(7)). Destinations given by ID must be
  * ordinary connections. A destination given by name is the name's current
  * owner (possibly an activator); @out_name_id is set to the name's
  * name_id so the message can follow the name between an activator and its
@@ -1000,7 +1001,7 @@ static int kdbus_msg_pin_dst(struct kdbus_bus *bus,
  * @reply:	reply record to link on @src and attach to the entry, or NULL
  * @name_id:	name-generation the message was sent to, or 0
  *
- * Enqueue steps of core.md §8.7, atomic with respect to a disconnect of
+ * Enqueue steps of kdbus.message(7), atomic with respect to a disconnect of
  * @dst. If @reply is given, the pending request limit of @src is checked
  * and the record is linked on @src together with the enqueue.
  */
@@ -1049,7 +1050,7 @@ exit_unlock:
 }
 
 /*
- * Give every monitor a copy of a message from @src (registry.md §10); a
+ * Give every monitor a copy of a message from @src (kdbus.connection(7)); a
  * copy that does not fit is counted in the monitor's dropped counter.
  */
 static void kdbus_msg_monitors_locked(struct kdbus_conn *src,
@@ -1076,7 +1077,7 @@ static void kdbus_msg_monitors(struct kdbus_conn *src,
 }
 
 /*
- * TALK(dst, dst's connection credentials, src) of registry.md §5.4: may
+ * TALK(dst, dst's connection credentials, src) of kdbus.match(7): may
  * the receiver of a signal talk to its sender? The caller holds the name
  * registry for reading.
  */
@@ -1101,7 +1102,7 @@ static bool kdbus_msg_signal_wanted(struct kdbus_conn *src,
 }
 
 /*
- * Broadcast (core.md §8.5): monitors first, then every ordinary connection
+ * Broadcast (kdbus.message(7)): monitors first, then every ordinary connection
  * of the bus, the sender included, whose matches accept the message. A
  * receiver that cannot take it loses it and counts the loss; the sender
  * never learns about it. Broadcasts are serialised per bus with the
@@ -1235,7 +1236,7 @@ exit_unlock:
 }
 
 /*
- * TALK(src, current creds, dst) of registry.md §7.6. The caller holds the
+ * TALK(src, current creds, dst) of kdbus.policy(7). The caller holds the
  * name registry for reading (dst's names decide).
  */
 static bool kdbus_msg_may_talk(struct kdbus_conn *src, struct kdbus_conn *dst)
@@ -1244,8 +1245,8 @@ static bool kdbus_msg_may_talk(struct kdbus_conn *src, struct kdbus_conn *dst)
 }
 
 /*
- * Wait for the answer to a synchronous call, core.md §8.9 steps 4 to 7 and
- * §22 (poll_initwait() on the connection's wait queue and the cancel fd,
+ * Wait for the answer to a synchronous call, kdbus.message(7)
+ * (poll_initwait() on the connection's wait queue and the cancel fd,
  * absolute CLOCK_MONOTONIC deadline).
  */
 static int kdbus_msg_wait_reply(struct kdbus_conn *conn,
@@ -1381,7 +1382,7 @@ static int kdbus_msg_call(struct kdbus_conn *src, struct kdbus_conn *dst,
 	return ret;
 }
 
-/* core.md §8.9 step 1: resume an interrupted synchronous call */
+/* kdbus.message(7): resume an interrupted synchronous call */
 static struct kdbus_reply *kdbus_msg_find_interrupted(struct kdbus_conn *conn,
 						      u64 cookie)
 {
@@ -1444,7 +1445,7 @@ static int kdbus_msg_route(struct kdbus_conn *src, struct kdbus_cmd_send *cmd,
 
 	if (msg->flags & KDBUS_MSG_SIGNAL) {
 		/*
-		 * Unicast signals (core.md §8.5): monitors see them even if
+		 * Unicast signals (kdbus.message(7)): monitors see them even if
 		 * the destination drops them; the destination takes them
 		 * only through its matches, and a failure to queue is not
 		 * the sender's business.
@@ -1479,7 +1480,7 @@ exit_unlock:
 	return ret;
 }
 
-/* the flags and items a struct kdbus_msg may carry (core.md §2.3) */
+/* the flags and items a struct kdbus_msg may carry (kdbus.item(7)) */
 static int kdbus_msg_parse(struct kdbus_args *margs, struct kdbus_arg *margv,
 			   void __user *addr, struct kdbus_msg **msg)
 {
@@ -1512,7 +1513,7 @@ static int kdbus_msg_parse(struct kdbus_args *margs, struct kdbus_arg *margv,
 	return kdbus_args_parse_msg(margs, addr, msg);
 }
 
-/* SEND with KDBUS_FLAG_NEGOTIATE on the command (core.md §2.4) */
+/* SEND with KDBUS_FLAG_NEGOTIATE on the command (kdbus(7)) */
 static int kdbus_msg_negotiate(struct kdbus_cmd_send __user *argp)
 {
 	struct kdbus_arg margv[KDBUS_MSG_N_ARGS];
@@ -1766,7 +1767,7 @@ exit:
  * kdbus_msg_disconnect() - tear down the messaging state of a connection
  * @conn:	connection being disconnected
  *
- * Steps 2, 5 and 6 of core.md §17.2: stops the reply timeout work,
+ * Part of a disconnect (kdbus.connection(7)): stops the reply timeout work,
  * discards the queue (requests in it that expected a reply produce
  * REPLY_DEAD for their requesters), discards the connection's own reply
  * records, and completes every record on the bus that expects a reply

@@ -1,6 +1,6 @@
 // SPDX-License-Identifier: GPL-2.0-only
 /*
- * Metadata (core.md §13, registry.md §9).
+ * Metadata (kdbus.connection(7)).
  *
  * Three sources of metadata items exist:
  *  - struct kdbus_meta_proc: data of a task (CREDS, PIDS, AUXGROUPS,
@@ -10,8 +10,8 @@
  *    the message share it. HELLO and BUS_MAKE take a full snapshot that
  *    is never refreshed.
  *  - struct kdbus_conn_fake: the identity an owner gave at HELLO instead
- *    of its own (core.md §6.3). It replaces kdbus_meta_proc in CONN_INFO;
- *    messages of such a connection carry no task data at all.
+ *    of its own (kdbus.connection(7)). It replaces kdbus_meta_proc in
+ *    CONN_INFO; messages of such a connection carry no task data at all.
  *  - struct kdbus_meta_conn: data of a connection (owned names,
  *    description) and the message's timestamp, collected at SEND time or
  *    at CONN_INFO time.
@@ -67,10 +67,10 @@
 #include "names.h"
 #include "util.h"
 
-/* the argument area is delivered up to this many bytes (registry.md §9.5) */
+/* the argument area is delivered up to this many bytes (kdbus.connection(7)) */
 #define KDBUS_META_CMDLINE_MAX	4096
 
-/* capability words per set exported in KDBUS_ITEM_CAPS (core.md §22) */
+/* capability words per set in KDBUS_ITEM_CAPS (kdbus.item(7)) */
 #define KDBUS_META_CAP_WORDS	2
 
 /**
@@ -232,7 +232,7 @@ static void kdbus_meta_proc_collect_exe(struct kdbus_meta_proc *mp)
 }
 
 /*
- * The whole argument area, capped (registry.md §9.5). get_cmdline() is not
+ * The whole argument area, capped (kdbus.connection(7)). get_cmdline() is not
  * exported; the area of current is read with copy_from_user(). If it is
  * not readable (the task unmapped it), the item is left out, like procfs
  * shows an empty cmdline then.
@@ -296,7 +296,7 @@ static int kdbus_meta_proc_collect_cgroup(struct kdbus_meta_proc *mp)
 	rcu_read_unlock();
 
 	if (ret < 0 || ret >= PAGE_SIZE) {
-		/* unexpressible: leave the item out (core.md §22) */
+		/* unexpressible: leave the item out (kdbus.item(7)) */
 		kfree(buf);
 		return 0;
 	}
@@ -582,7 +582,7 @@ exit_unlock:
 }
 
 /**
- * kdbus_meta_msg_mask() - items a message receiver gets (core.md §13.1)
+ * kdbus_meta_msg_mask() - items a message receiver gets (kdbus.connection(7))
  * @snd:	sending connection; current is the sending task
  * @rcv:	receiving connection
  *
@@ -591,7 +591,7 @@ exit_unlock:
  * read from its own /proc: those are granted if the sending thread has a
  * pid in the pid namespace of @rcv's HELLO caller. Linux 5.8 moved hidepid
  * to procfs mounts, out of reach of a pid namespace; it is treated as off
- * (registry.md §12). A sender with a faked identity reveals no task data.
+ * (design.md §7). A sender with a faked identity reveals no task data.
  *
  * Return: KDBUS_ATTACH_* mask
  */
@@ -618,7 +618,7 @@ u64 kdbus_meta_msg_mask(const struct kdbus_conn *snd,
  * @mask:	sanitised KDBUS_ATTACH_* mask of the request
  *
  * Return: @mask restricted to @conn's attach_flags_send, never TIMESTAMP
- * (core.md §13.1, §13.2).
+ * (kdbus.connection(7)).
  */
 u64 kdbus_meta_info_mask(const struct kdbus_conn *conn, u64 mask)
 {
@@ -660,7 +660,7 @@ static void kdbus_meta_export_creds(struct kdbus_creds *out,
 
 /*
  * CAPS payload: last_cap and the inheritable, permitted, effective and
- * bounding sets, translated into @ns (core.md §13.3): copied if @ns is
+ * bounding sets, translated into @ns (kdbus.item(7)): copied if @ns is
  * the credentials' namespace or below it, unless the namespace on the way
  * whose parent is the credentials' namespace is owned by their euid (then
  * all capabilities but no inheritable ones), zero elsewhere.
@@ -723,7 +723,7 @@ static void kdbus_meta_export_caps(u32 *out, const struct cred *cred,
 /*
  * EXE can only be rendered relative to the root of the rendering task
  * (__d_path() is not exported); it is emitted only if that root is the
- * receiver's root (core.md §13.1). Returns the path in @buf, NULL if the
+ * receiver's root (kdbus.connection(7)). Returns the path in @buf, NULL if the
  * item is left out, or an ERR_PTR.
  */
 static char *kdbus_meta_exe_path(const struct path *exe,
@@ -751,7 +751,7 @@ static char *kdbus_meta_exe_path(const struct path *exe,
  * @out_items:	set to a kmalloc'ed buffer of items (kfree() it), or NULL
  * @out_size:	set to the size of the buffer (a multiple of 8), or 0
  *
- * Items are emitted in the order of core.md §13.3, each only if it is in
+ * Items are emitted in the order of kdbus.item(7), each only if it is in
  * @mask and its data exists. Every item is padded to 8 bytes with zeros.
  *
  * Return: 0 on success, negative error code on failure.

@@ -2,8 +2,8 @@
 /*
  * Metadata: credentials, pids, comm strings, exe, cmdline, cgroup, caps,
  * security label, audit data, owned names, description and timestamps of
- * a sender, collected once and rendered for each receiver (core.md §13,
- * registry.md §9).
+ * a sender, collected once and rendered for each receiver
+ * (kdbus.connection(7)).
  */
 
 #ifndef __KDBUS_METADATA_H
@@ -36,7 +36,7 @@ struct kdbus_meta_conn;
 				 KDBUS_ATTACH_NAMES |			\
 				 KDBUS_ATTACH_CONN_DESCRIPTION)
 
-/* items a receiver gets whatever the sender's send mask says (§13.1) */
+/* items a receiver gets whatever the sender's send mask says */
 #define KDBUS_META_IMPLICIT	(KDBUS_ATTACH_TIMESTAMP |		\
 				 KDBUS_ATTACH_CREDS |			\
 				 KDBUS_ATTACH_PIDS |			\
@@ -44,7 +44,7 @@ struct kdbus_meta_conn;
 				 KDBUS_ATTACH_NAMES |			\
 				 KDBUS_ATTACH_CONN_DESCRIPTION)
 
-/* items a receiver could read from its own /proc (PROCITEMS, §13.1) */
+/* items a receiver could read from its own /proc (PROCITEMS) */
 #define KDBUS_META_PROC_VISIBLE	(KDBUS_META_PROC_ITEMS &		\
 				 ~KDBUS_META_IMPLICIT)
 

@@ -1,7 +1,7 @@
 // SPDX-License-Identifier: GPL-2.0-only
 /*
  * The name registry: well-known names, their owner queues, activators,
- * NAME_ACQUIRE, NAME_RELEASE and LIST (registry.md §2-4).
+ * NAME_ACQUIRE, NAME_RELEASE and LIST (kdbus.name(7)).
  *
  * Every bus has one registry. A name in use has a name entry, which holds
  * an ordered queue of ownership records of ordinary connections (the first
@@ -43,7 +43,7 @@
 #include "pool.h"
 #include "util.h"
 
-/* the request flags that are stored in a record (registry.md §2.2) */
+/* the request flags that are stored in a record (kdbus.name(7)) */
 #define KDBUS_NAME_SAVED_MASK (KDBUS_NAME_ALLOW_REPLACEMENT | KDBUS_NAME_QUEUE)
 
 /* initial and largest order of the hash table */
@@ -244,7 +244,7 @@ kdbus_name_lookup_unlocked(struct kdbus_name_registry *reg, const char *name)
  * @name:		The name entry
  *
  * The current owner is the primary owner, or the activator while the queue
- * is empty (registry.md §2.2). The caller must hold the registry's rwlock.
+ * is empty (kdbus.name(7)). The caller must hold the registry's rwlock.
  *
  * Return: the owner's record, or NULL if the name has no owner.
  */
@@ -351,7 +351,7 @@ static void kdbus_name_notify(struct kdbus_conn *conn, u64 type,
 }
 
 /*
- * An activator takes its name (registry.md §4.1). Primary while the queue
+ * An activator takes its name (kdbus.name(7)). Primary while the queue
  * is empty, waiting otherwise.
  */
 static int kdbus_name_acquire_activator(struct kdbus_name_registry *r,
@@ -389,13 +389,13 @@ static int kdbus_name_acquire_activator(struct kdbus_name_registry *r,
  * @name_str:		The name, already checked for validity
  * @flags:		KDBUS_NAME_* request flags
  * @return_flags:	Set to the flags to return to user space, also on
- *			failure (registry.md §2.4)
+ *			failure (kdbus.name(7))
  *
- * Implements the outcome table of registry.md §2.4 for ordinary
- * connections and the name taking of an activator (§4.1). Notifications
+ * Implements the outcome table of kdbus.name(7) for ordinary
+ * connections and the name taking of an activator. Notifications
  * are queued on the bus; the caller flushes them after dropping the lock.
  * A takeover from an activator moves its queued messages and reply
- * trackers for this name to @conn (§4.3).
+ * trackers for this name to @conn (kdbus.name(7), ACTIVATION).
  *
  * The caller must hold the registry's rwlock for writing.
  *
@@ -429,7 +429,7 @@ int kdbus_name_acquire(struct kdbus_name_registry *reg,
 	}
 
 	/*
-	 * The OWN check of registry.md §2.3 step 4, with the calling task's
+	 * The OWN check of kdbus.name(7), with the calling task's
 	 * credentials, before anything about the owners is looked at.
 	 */
 	if (!kdbus_conn_policy_own_name(conn, current_cred(), name_str)) {
@@ -546,7 +546,7 @@ exit_put:
 	return ret;
 }
 
-/* release one record (registry.md §2.6) */
+/* release one record (kdbus.name(7)) */
 static void kdbus_name_release_unlocked(struct kdbus_name_registry *r,
 					struct kdbus_name_owner *owner)
 {
@@ -576,7 +576,7 @@ static void kdbus_name_release_unlocked(struct kdbus_name_registry *r,
 		next->flags = (next->flags & ~KDBUS_NAME_IN_QUEUE) |
 			      KDBUS_NAME_PRIMARY;
 	} else if (name->activator) {
-		/* hand-back to the activator (registry.md §4.4) */
+		/* hand-back to the activator (kdbus.name(7)) */
 		next = name->activator;
 		next->flags = KDBUS_NAME_ACTIVATOR | KDBUS_NAME_PRIMARY;
 		kdbus_conn_move_messages(next->conn, conn, name->name_id);
@@ -599,7 +599,7 @@ exit_free:
  * @reg:		The name registry
  * @conn:		The connection, already unlinked from the bus
  *
- * Releases the records of @conn in creation order (registry.md §2.6).
+ * Releases the records of @conn in creation order (kdbus.name(7)).
  * Notifications are queued on the bus; the caller flushes them.
  */
 void kdbus_name_release_all(struct kdbus_name_registry *reg,
@@ -717,7 +717,7 @@ int kdbus_cmd_name_release(struct kdbus_conn *conn, void __user *argp)
 }
 
 /*
- * LIST (registry.md §3). Records are collected into a kernel buffer first
+ * LIST (kdbus.name(7)). Records are collected into a kernel buffer first
  * (@buf NULL: only the size is computed), then copied into one slice.
  */
 static size_t kdbus_list_write(void *buf, size_t pos, u64 id, u64 conn_flags,
@@ -892,7 +892,7 @@ exit_unlock:
 	if (ret == 0 &&
 	    (put_user(cmd->offset, &ulist->offset) ||
 	     put_user(cmd->list_size, &ulist->list_size))) {
-		/* do not leak the published slice (core.md §2.7) */
+		/* do not leak the published slice (kdbus(7)) */
 		if (slice)
 			kdbus_pool_release_offset(conn->pool, cmd->offset);
 		ret = -EFAULT;

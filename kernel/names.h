@@ -1,7 +1,7 @@
 /* SPDX-License-Identifier: GPL-2.0-only */
 /*
  * The name registry of a bus: well-known names, their owner queues and
- * activators (registry.md §2-4).
+ * activators (kdbus.name(7)).
  */
 
 #ifndef __KDBUS_NAMES_H

@@ -45,7 +45,7 @@ typedef void (*kdbus_node_release_t) (struct kdbus_node *node, bool was_active);
  * @id:	Inode number, unique module-wide (invariant)
  * @ctime:	Creation time, reported as a, m and c time of every inode
  *		instantiated for the node (invariant); inodes are dropped on
- *		last use, so the node must remember it (core.md §1.3)
+ *		last use, so the node must remember it (kdbus.fs(7))
  * @parent:	Parent node, pinned (invariant)
  * @lock:	Protects @children and the state transitions of @active
  * @rb:	Entry in the parent's @children (parent's @lock)

@@ -146,7 +146,7 @@ int kdbus_notify_id_change(struct kdbus_bus *bus, u64 type, u64 id,
 	return 0;
 }
 
-/* every monitor gets a copy of every notification (core.md §8.5) */
+/* every monitor gets a copy of every notification (kdbus.message(7)) */
 static void kdbus_notify_monitors(struct kdbus_bus *bus,
 				  struct kdbus_staging *s)
 {
@@ -161,10 +161,10 @@ static void kdbus_notify_monitors(struct kdbus_bus *bus,
 
 /*
  * Broadcast notifications reach ordinary connections only through their
- * match rules (registry.md §2.7, §5.4); a connection without matches
+ * match rules (kdbus.name(7), kdbus.match(7)); a connection without matches
  * receives none. A receiver that cannot take one loses it and counts the
  * loss. NAME_* notifications reach only receivers that may SEE the name,
- * judged with the receiver's stored credentials (registry.md §7.6).
+ * judged with the receiver's stored credentials (kdbus.policy(7)).
  */
 static bool kdbus_notify_may_see(struct kdbus_conn *conn,
 				 const struct kdbus_staging *s)

@@ -1,6 +1,6 @@
 /* SPDX-License-Identifier: GPL-2.0-only */
 /*
- * Kernel notifications (core.md §12, registry.md §2.7).
+ * Kernel notifications (kdbus.message(7), kdbus.name(7)).
  */
 
 #ifndef __KDBUS_NOTIFY_H

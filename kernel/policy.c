@@ -1,6 +1,6 @@
 // SPDX-License-Identifier: GPL-2.0-only
 /*
- * Policy databases (registry.md §7).
+ * Policy databases (kdbus.policy(7)).
  *
  * A database maps well-known names to entries. An entry is keyed by the
  * name, or, for a wildcard entry "a.b.*", by "a.b" with the wildcard mark
@@ -181,7 +181,7 @@ static bool kdbus_policy_in_groups(const struct group_info *gi, kgid_t gid)
 	return false;
 }
 
-/* highest level @e grants @cred, or -EPERM (registry.md §7.3) */
+/* highest level @e grants @cred, or -EPERM (kdbus.policy(7)) */
 static int kdbus_policy_entry_access(const struct kdbus_policy_db_entry *e,
 				     const struct cred *cred)
 {
@@ -290,7 +290,7 @@ void kdbus_policy_db_clear(struct kdbus_policy_db *db)
  * @name:	Name to query (a valid well-known name, not a wildcard)
  * @hash:	kdbus_strhash(@name)
  *
- * Finds the entry that decides about @name (registry.md §7.4): the exact
+ * Finds the entry that decides about @name (kdbus.policy(7)): the exact
  * entry if there is one, else the wildcard entry of @name's parent, and
  * returns the highest access it grants @cred. The caller holds
  * db->entries_rwlock for reading, so that several names can be queried
@@ -357,7 +357,7 @@ int kdbus_policy_query(struct kdbus_policy_db *db, const struct cred *cred,
  * @whom:	Connection whose names are queried
  * @access:	Level needed (KDBUS_POLICY_*)
  *
- * The "some name m in names(B)" test of registry.md §7.6: whether @db
+ * The "some name m in names(B)" test of kdbus.policy(7): whether @db
  * grants @cred at least @access on one of the names @whom owns, which
  * are its records that do not wait in a queue (an activator's record
  * counts while it is the current owner). The most permissive name wins.
@@ -443,7 +443,7 @@ void kdbus_policy_remove_owner(struct kdbus_policy_db *db,
 /*
  * Check one POLICY_ACCESS item and convert it into a grant. USER and GROUP
  * ids are taken in the caller's user namespace, truncated to 32 bits
- * (registry.md §7.2).
+ * (kdbus.policy(7)).
  */
 static int kdbus_policy_make_grant(const struct kdbus_policy_access *pa,
 				   struct kdbus_policy_grant *g)
@@ -506,7 +506,7 @@ static unsigned int kdbus_policy_count_grants(const struct kdbus_item *name,
 }
 
 /*
- * Walk the policy items of a command in order (registry.md §7.2). With
+ * Walk the policy items of a command in order (kdbus.policy(7)). With
  * @list, build the entries (owned by @owner) onto it; without, only check.
  */
 static int kdbus_policy_parse(const struct kdbus_item *items,

@@ -2,7 +2,7 @@
 /*
  * Policy databases: SEE, TALK and OWN grants per well-known name, for a
  * bus (installed by activators and policy holders) and for each custom
- * endpoint (installed by ENDPOINT_UPDATE), registry.md §7.
+ * endpoint (installed by ENDPOINT_UPDATE), kdbus.policy(7).
  */
 
 #ifndef __KDBUS_POLICY_H

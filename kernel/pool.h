@@ -1,6 +1,6 @@
 /* SPDX-License-Identifier: GPL-2.0-only */
 /*
- * The receive pool of a connection (core.md §7).
+ * The receive pool of a connection (kdbus.pool(7)).
  */
 
 #ifndef __KDBUS_POOL_H

@@ -272,7 +272,7 @@ void kdbus_queue_entry_unlink(struct kdbus_queue_entry *entry)
  * @dst:	connection to move it to
  *
  * The message is copied, as it was built for its current receiver, into
- * a new slice of @dst's pool (through a bounce buffer, core.md §22),
+ * a new slice of @dst's pool (through a bounce buffer),
  * charged to the same user in @dst, and appended to @dst's queue. On
  * failure nothing changes.
  *

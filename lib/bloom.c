@@ -1,7 +1,7 @@
 // SPDX-License-Identifier: LGPL-2.1-or-later
 /*
  * Bloom filters for kdbus signal matching (user-space convention of
- * registry.md section 6 / userspace.md section 4.5, i.e. sd-bus's scheme
+ * kdbus.match(7), i.e. sd-bus's scheme
  * of the kdbus era). The kernel never interprets these bits; peers agree
  * on them so that a mask built by one finds a filter built by another.
  *

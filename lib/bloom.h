@@ -3,9 +3,9 @@
 
 /*
  * Bloom filters and masks for kdbus signals, following the user-space
- * convention every D-Bus peer on kdbus uses (spec: registry.md section 6,
- * userspace.md section 4.5): each element string "label:value" sets
- * n_hash bits chosen from SipHash-2-4 outputs under eight fixed keys.
+ * convention every D-Bus peer on kdbus uses (kdbus.match(7)): each
+ * element string "label:value" sets n_hash bits chosen from SipHash-2-4 outputs
+ * under eight fixed keys.
  *
  * A struct kdbus_bloom describes one generation of bloom bits in caller
  * storage (size bytes, as 64-bit native words, as the kernel compares

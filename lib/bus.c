@@ -1,9 +1,9 @@
 // SPDX-License-Identifier: LGPL-2.1-or-later
 /*
  * libkdbus bus connections: HELLO and the pool, the payload convention of
- * userspace.md 1 on send and receive, calls, replies, signals, matches,
+ * libkdbus(3) on send and receive, calls, replies, signals, matches,
  * names, notification translation, a local org.freedesktop.DBus driver and
- * the event-loop hooks of userspace.md 7.
+ * the event-loop hooks of libkdbus(3).
  *
  * Pool discipline: every offset the kernel hands out (HELLO, RECV, sync
  * replies, CONN_INFO, BUS_CREATOR_INFO, LIST) is released with FREE
@@ -247,7 +247,7 @@ int kdbus_error_from_message(struct kdbus_error *e, struct kdbus_message *m)
         return r;
 }
 
-/* the D-Bus error for a failed send (userspace.md 1.8) */
+/* the D-Bus error for a failed send (libkdbus(3)) */
 static int send_error(struct kdbus_error *e, int err, const char *dest)
 {
         char text[512];
@@ -1395,7 +1395,7 @@ static int local_enqueue(struct kdbus_bus *bus, struct kdbus_message *m, bool fr
  * through kdbus_bus_process()). A reply nobody waits for any more
  * (EBADSLT) is dropped silently.
  *
- * Return: 0 or the negative errno of the send (userspace.md 1.8).
+ * Return: 0 or the negative errno of the send (libkdbus(3)).
  */
 int kdbus_bus_send(struct kdbus_bus *bus, struct kdbus_message *m, uint32_t *serial)
 {
@@ -1489,7 +1489,7 @@ static int reassemble(const struct part *parts, size_t n_parts, uint8_t **ret, s
         return 0;
 }
 
-/* the consistency checks of userspace.md 1.4 */
+/* the consistency checks of libkdbus(3) */
 static bool dbus_consistent(const struct kdbus_msg *msg, struct kdbus_message *m)
 {
         uint8_t type = kdbus_message_get_type(m);
@@ -1695,7 +1695,7 @@ static int bus_take_slice(struct kdbus_bus *bus, uint64_t offset, uint64_t slice
                 n_fds = 0;
         }
 
-        /* header normalisation (userspace.md 1.3) */
+        /* header normalisation (libkdbus(3)) */
         {
                 char sender[32], dest[32];
                 const char *want = NULL, *have;
@@ -2060,7 +2060,7 @@ static void owner_string(char *buf, size_t size, uint64_t id, uint64_t flags)
                 snprintf(buf, size, ":1.%llu", (unsigned long long)id);
 }
 
-/* translate a kernel notification (userspace.md 1.9) into local messages */
+/* translate a kernel notification (libkdbus(3)) into local messages */
 static int handle_notification(struct kdbus_bus *bus, struct incoming *in)
 {
         char name[32], old_owner[32], new_owner[32];
@@ -2309,7 +2309,8 @@ int kdbus_bus_call(struct kdbus_bus *bus, struct kdbus_message *m, uint64_t time
         } else {
                 deadline = now_ns() + (timeout_usec ? timeout_usec : bus->timeout_usec) * 1000ULL;
                 do {
-                        /* EINTR: the identical SEND resumes the wait (core.md 8.9) */
+                        /* EINTR: the identical SEND resumes the wait
+                         * (kdbus.message(7)) */
                         r = bus_send_raw(bus, m, deadline, true, &info);
                 } while (r == -EINTR);
                 if (r == -ETIMEDOUT)
@@ -2937,7 +2938,7 @@ int kdbus_bus_get_creator_info(struct kdbus_bus *bus, uint64_t attach_flags,
         return info_cmd(bus, KDBUS_CMD_BUS_CREATOR_INFO, NULL, attach_flags, ret, bus_name);
 }
 
-/* "has no owner" per userspace.md 3.1 */
+/* "has no owner" per libkdbus(3) */
 static int resolve_owner(struct kdbus_bus *bus, const char *name, uint64_t *id)
 {
         struct kdbus_metadata md;
@@ -2976,7 +2977,7 @@ int kdbus_bus_get_name_owner(struct kdbus_bus *bus, const char *name, char **own
 }
 
 /* ------------------------------------------------------------------ */
-/* the local org.freedesktop.DBus driver (userspace.md 3) */
+/* the local org.freedesktop.DBus driver (libkdbus(3)) */
 
 static int driver_reply_error(struct kdbus_message *call, struct kdbus_message **reply,
                               const char *name, const char *text)
@@ -3042,7 +3043,7 @@ static int driver_reply_strv(struct kdbus_message *call, struct kdbus_message **
 }
 
 /*
- * "Resolve X" (userspace.md 3.1) with CONN_INFO and @attach_flags: -ENXIO
+ * "Resolve X" (libkdbus(3)) with CONN_INFO and @attach_flags: -ENXIO
  * when X has no owner in D-Bus terms (invalid, unknown, or held by an
  * activator, policy holder or monitor); @md is filled only on success.
  */
@@ -3187,7 +3188,7 @@ static int dict_append_array(struct kdbus_message *m, const char *key, const cha
 }
 
 /*
- * GetConnectionCredentials body (userspace.md 3.2): each entry only when
+ * GetConnectionCredentials body (libkdbus(3)): each entry only when
  * the kernel supplied the data. UnixGroupIDs = egid plus AUXGROUPS, sorted
  * and unique, and only when AUXGROUPS came; the label carries a NUL.
  */
@@ -3264,7 +3265,7 @@ static int driver_activate(struct kdbus_bus *bus, const char *name, uint64_t tim
         return r;
 }
 
-/* the XML of org.freedesktop.DBus.Introspectable.Introspect (userspace.md 3.2) */
+/* the XML of org.freedesktop.DBus.Introspectable.Introspect (libkdbus(3)) */
 static const char driver_xml_head[] =
         "<!DOCTYPE node PUBLIC \"-//freedesktop//DTD D-BUS Object Introspection 1.0//EN\"\n"
         "\"http://www.freedesktop.org/standards/dbus/1.0/introspect.dtd\">\n"

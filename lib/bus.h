@@ -2,7 +2,7 @@
 #pragma once
 
 /*
- * A libkdbus bus connection (userspace.md 1 and 7): HELLO and the pool,
+ * A libkdbus bus connection (libkdbus(3)): HELLO and the pool,
  * sending and receiving D-Bus messages through kdbus with the payload
  * convention, method calls (synchronous and asynchronous), replies and
  * D-Bus errors, signals with bloom filters, match rules, names, kernel
@@ -12,7 +12,7 @@
  * negative errno; D-Bus errors come back in struct kdbus_error.
  *
  * Received messages are copied out of the pool and the slice is freed at
- * once (the "detach" of userspace.md 7 item 10 is the default), so holding
+ * once (the "detach" of libkdbus(3) is the default), so holding
  * messages never exhausts the pool. Memfd parts are read and closed.
  */
 
@@ -30,7 +30,7 @@
 #define KDBUS_DRIVER_PATH               "/org/freedesktop/DBus"
 #define KDBUS_LOCAL_SERIAL              0xFFFFFFFFu
 
-/* RequestName flags and results (userspace.md 3.2) */
+/* RequestName flags and results (libkdbus(3)) */
 enum {
         KDBUS_NAME_FLAG_ALLOW_REPLACEMENT       = 0x1,
         KDBUS_NAME_FLAG_REPLACE_EXISTING        = 0x2,
@@ -64,7 +64,7 @@ bool kdbus_error_is_set(const struct kdbus_error *e);
 int kdbus_error_set(struct kdbus_error *e, const char *name, const char *message);
 /* sets the error from a negative or positive errno; returns -|err| */
 int kdbus_error_set_errno(struct kdbus_error *e, int err);
-/* errno for an error name (userspace.md 7 item 4), positive */
+/* errno for an error name (libkdbus(3)), positive */
 int kdbus_error_name_to_errno(const char *name);
 const char *kdbus_errno_to_error_name(int err);
 /* from a received ERROR message; returns -errno of its name */
@@ -110,7 +110,7 @@ int kdbus_bus_set_pool_size(struct kdbus_bus *bus, uint64_t size);
 int kdbus_bus_set_accept_fd(struct kdbus_bus *bus, bool accept);
 int kdbus_bus_set_attach_recv(struct kdbus_bus *bus, uint64_t attach_flags);
 int kdbus_bus_set_monitor(struct kdbus_bus *bus, bool monitor);
-/* synthesise NameAcquired/NameLost for own names (userspace.md 1.9) */
+/* synthesise NameAcquired/NameLost for own names (libkdbus(3)) */
 int kdbus_bus_set_name_signals(struct kdbus_bus *bus, bool enable);
 int kdbus_bus_start(struct kdbus_bus *bus);
 
@@ -173,7 +173,7 @@ int kdbus_bus_call_method(struct kdbus_bus *bus, const char *destination, const 
 /* broadcast with a bloom filter (destination NULL) or unicast signal */
 int kdbus_bus_emit_signal(struct kdbus_bus *bus, const char *destination, const char *path,
                           const char *interface, const char *member, const char *types, ...);
-/* the bloom filter of a signal (userspace.md 4.5) */
+/* the bloom filter of a signal (kdbus.match(7)) */
 int kdbus_bus_signal_bloom(struct kdbus_message *m, uint64_t size, uint64_t n_hash,
                            uint64_t *filter);
 

@@ -2,7 +2,7 @@
 #pragma once
 
 /*
- * libkdbus: the native C library for kdbus (userspace.md 7).
+ * libkdbus: the native C library for kdbus (libkdbus(3)).
  *
  *   #include <kdbus/kdbus.h>      (pkg-config --cflags --libs libkdbus)
  *

@@ -2,8 +2,8 @@
 #pragma once
 
 /*
- * Classic D-Bus marshalling (userspace.md 2.3): a typed writer and a typed,
- * validating reader for values in either byte order. Offsets, and thus
+ * Classic D-Bus marshalling (the D-Bus Specification): a typed writer and a
+ * typed, validating reader for values in either byte order. Offsets, and thus
  * alignment, count from the start of the buffer, which is the start of the
  * message (header) or of the body (the body starts 8-aligned).
  *
@@ -39,7 +39,7 @@
 #define KDBUS_MESSAGE_MAX_SIZE  (128U * 1024U * 1024U)  /* 2^27 */
 #define KDBUS_CONTAINER_DEPTH_MAX 64
 
-/* syntax checks of userspace.md 2.6 */
+/* syntax checks of the D-Bus Specification */
 bool kdbus_utf8_valid(const char *s, size_t len);
 bool kdbus_object_path_valid(const char *s, size_t len);
 bool kdbus_bus_name_valid(const char *s);

@@ -1,8 +1,8 @@
 // SPDX-License-Identifier: LGPL-2.1-or-later
 /*
- * D-Bus match rules: parser (dbus-daemon's grammar, userspace.md 4.1),
- * equality (4.3), userspace evaluation (4.2), bloom mask (4.5) and the
- * kernel match entries a rule needs (4.4).
+ * D-Bus match rules: parser (dbus-daemon's grammar, the D-Bus
+ * Specification), equality, userspace evaluation, bloom mask and the
+ * kernel match entries a rule needs (kdbus.match(7)).
  */
 #include <errno.h>
 #include <stdio.h>
@@ -539,7 +539,7 @@ static bool arg_matches(const struct kdbus_match_rule *rule, unsigned int i,
  * @m:          sealed message
  * @ctx:        what the receiver knows about it
  *
- * Return: whether every key of @rule matches (userspace.md 4.2).
+ * Return: whether every key of @rule matches (the D-Bus Specification).
  */
 bool kdbus_match_rule_matches(const struct kdbus_match_rule *rule, struct kdbus_message *m,
                               const struct kdbus_match_context *ctx)

@@ -2,10 +2,10 @@
 #pragma once
 
 /*
- * D-Bus match rules (userspace.md 4): the textual grammar of dbus-daemon,
- * rule equality for RemoveMatch, the userspace evaluation of a rule against
- * a message (4.2, 4.7), the bloom mask of a rule (4.5) and its translation
- * into kdbus match entries (4.4).
+ * D-Bus match rules (the D-Bus Specification): the textual grammar of
+ * dbus-daemon, rule equality for RemoveMatch, the userspace evaluation of a
+ * rule against a message, the bloom mask of a rule and its translation
+ * into kdbus match entries (kdbus.match(7)).
  *
  * Errors: -EINVAL for a rule that does not parse or validate
  * (MatchRuleInvalid), -E2BIG for a rule text above 1024 bytes
@@ -59,13 +59,13 @@ struct kdbus_match_rule {
 int kdbus_match_rule_parse(struct kdbus_match_rule **ret, const char *text, bool allow_has);
 void kdbus_match_rule_free(struct kdbus_match_rule *rule);
 void kdbus_match_rule_freep(struct kdbus_match_rule **rule);
-/* semantic equality (userspace.md 4.3) */
+/* semantic equality (the D-Bus Specification) */
 bool kdbus_match_rule_equal(const struct kdbus_match_rule *a, const struct kdbus_match_rule *b);
 /* canonical text (keys in a fixed order, values quoted); free() it */
 int kdbus_match_rule_format(const struct kdbus_match_rule *rule, char **ret);
 
 /*
- * What the receiver knows about a message beyond its bytes (4.2).
+ * What the receiver knows about a message beyond its bytes.
  * @from_driver: locally synthesised as coming from org.freedesktop.DBus;
  * @sender_names: well-known names the sender owned (OWNED_NAME metadata);
  * @own_unique / @own_names: the receiving connection, for destination and

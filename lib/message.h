@@ -2,9 +2,9 @@
 #pragma once
 
 /*
- * D-Bus messages in the classic marshalling (userspace.md 1 and 2): build
- * them, seal them into the bytes a kdbus PAYLOAD_VEC carries, and parse
- * such bytes from an untrusted peer with full validation.
+ * D-Bus messages in the classic marshalling (libkdbus(3), the D-Bus
+ * Specification): build them, seal them into the bytes a kdbus PAYLOAD_VEC
+ * carries, and parse such bytes from an untrusted peer with full validation.
  *
  * A message is built (constructor, setters, append), then sealed, which
  * assigns the serial, adds SIGNATURE, UNIX_FDS and SENDER to the header and
@@ -15,14 +15,14 @@
  * Errors: EINVAL for bad arguments (names, paths, signatures, UTF-8),
  * ENXIO for a value that does not fit the signature, EPERM for appending
  * to a sealed or reading an unsealed message, EMSGSIZE / E2BIG / ELOOP for
- * the limits of userspace.md 2.7, EBADF for an unusable fd. Parsing fails
- * with EBADMSG for malformed data (plus EILSEQ for bad strings, EMSGSIZE
+ * the limits of the D-Bus Specification, EBADF for an unusable fd. Parsing
+ * fails with EBADMSG for malformed data (plus EILSEQ for bad strings, EMSGSIZE
  * for sizes over the limits, ELOOP for nesting, EPROTONOSUPPORT for an
  * unknown endianness or protocol version).
  *
  * The parser accepts both byte orders because the proxy must read classic
  * big-endian clients; the kdbus receive path additionally drops payloads
- * whose first byte is not 'l' (userspace.md 1.1).
+ * whose first byte is not 'l' (libkdbus(3)).
  */
 
 #include <stdarg.h>
@@ -104,7 +104,7 @@ size_t kdbus_message_get_fields(const struct kdbus_message *m, uint8_t *codes, s
 int kdbus_message_set_flags(struct kdbus_message *m, uint8_t flags);
 /*
  * DESTINATION and SENDER may also be changed on a sealed message: the
- * header is rewritten (receiver-side normalisation, userspace.md 1.3) and
+ * header is rewritten (receiver-side normalisation, libkdbus(3)) and
  * the body stays as it is; reading restarts at the first value. NULL
  * removes the field.
  */
@@ -118,7 +118,7 @@ int kdbus_message_get_data(const struct kdbus_message *m, const void **data, siz
 int kdbus_message_get_body(const struct kdbus_message *m, const void **data, size_t *size);
 
 /*
- * Append values per signature (userspace.md 7 item 2): y int, b int,
+ * Append values per signature (libkdbus(3)): y int, b int,
  * n q i u int / unsigned, x t 64-bit, d double, s o g const char *, h int
  * (duplicated close-on-exec), a<T> an unsigned count then the elements,
  * v a signature string then the value, ( ) and { } the fields in order.

@@ -2,7 +2,7 @@
 #pragma once
 
 /*
- * D-Bus type signatures (userspace.md 2.3 and 2.6): type codes, alignment,
+ * D-Bus type signatures (the D-Bus Specification): type codes, alignment,
  * and validation of signature strings with the nesting limits of the D-Bus
  * specification (32 nested arrays, 32 nested structs or dict entries).
  *

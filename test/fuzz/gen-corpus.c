@@ -2,7 +2,7 @@
 /*
  * Writes the seed corpus for fuzz-message: valid messages of every type,
  * with every value type and container, in both byte orders, plus the
- * dbus-daemon and busctl captures of userspace.md A.7.
+ * dbus-daemon and busctl captures of libkdbus(3).
  */
 
 #include <errno.h>

@@ -1,9 +1,10 @@
 // SPDX-License-Identifier: GPL-2.0-or-later
 /*
- * The uapi header against abi.md appendix A: every sizeof, _Alignof,
+ * The uapi header against test/host/abi-generated.h: every sizeof, _Alignof,
  * offsetof, member size, constant, ioctl request (value and decoded
  * dir/type/nr/size) and enum storage size. The rows come mechanically from
- * the spec (gen-abi.py -> abi-generated.h) and are checked twice: as
+ * the 2015 ABI's verification tables (gen-abi.py -> abi-generated.h) and
+ * are checked twice: as
  * static assertions, which fail the build, and at run time, which reports
  * them as TAP. A program built against the 2015 header must run against
  * ours unchanged; one wrong offset silently breaks it.
@@ -64,10 +65,11 @@
 #undef ABI_ENUM_SIZE
 
 /*
- * Rules of abi.md stated in prose rather than in appendix A tables.
+ * ABI rules stated in prose (kdbus(7), kdbus.item(7)) rather than in the
+ * generated tables.
  */
 
-/* 1.1: zero IDs are the int literal (0), all-ones IDs and NEGOTIATE are ULL */
+/* zero IDs are the int literal (0), all-ones IDs and NEGOTIATE are ULL */
 ABI_ASSERT(sizeof(KDBUS_SRC_ID_KERNEL) == sizeof(int), "KDBUS_SRC_ID_KERNEL is (0)");
 ABI_ASSERT(sizeof(KDBUS_DST_ID_NAME) == sizeof(int), "KDBUS_DST_ID_NAME is (0)");
 ABI_ASSERT(sizeof(KDBUS_MATCH_ID_ANY) == sizeof(unsigned long long) &&
@@ -77,7 +79,7 @@ ABI_ASSERT(sizeof(KDBUS_DST_ID_BROADCAST) == sizeof(unsigned long long) &&
 ABI_ASSERT(sizeof(KDBUS_FLAG_NEGOTIATE) == sizeof(unsigned long long) &&
            KDBUS_FLAG_NEGOTIATE > 0, "KDBUS_FLAG_NEGOTIATE is (1ULL << 63)");
 
-/* 1.2/1.3: the metadata item for attach flag bit n is 0x1000 + n */
+/* the metadata item for attach flag bit n is 0x1000 + n */
 #define ATTACH_ITEM(name, bit) \
         ABI_ASSERT(KDBUS_ATTACH_##name == (1ULL << (bit)) && \
                    KDBUS_ITEM_##name == _KDBUS_ITEM_ATTACH_BASE + (bit), \
@@ -101,7 +103,7 @@ ATTACH_ITEM(CONN_DESCRIPTION, 13)
 ABI_ASSERT(_KDBUS_ATTACH_ALL == (KDBUS_ATTACH_CONN_DESCRIPTION << 1) - 1,
            "_KDBUS_ATTACH_ALL covers bits 0..13");
 
-/* 2.2: the item payload starts at 16 (KDBUS_ITEM_HEADER_SIZE) */
+/* the item payload starts at 16 (KDBUS_ITEM_HEADER_SIZE) */
 ABI_ASSERT(offsetof(struct kdbus_item, data) == 16, "item header is 16 bytes");
 ABI_ASSERT(sizeof(int) == 4, "sizeof(int) == 4");
 
@@ -162,7 +164,7 @@ static int same(const char *a, const char *b)
         return *a == *b;
 }
 
-/* a message laid out by hand through the header, as abi.md 4.5 shows it */
+/* a message laid out by hand through the header, as kdbus.message(7) has it */
 static int check_item_walk(void)
 {
         union {
@@ -209,14 +211,14 @@ int main(void)
                         ++total;
                         if (checks[i].got != checks[i].want) {
                                 ++bad;
-                                tap_diag("%s is 0x%llx, abi.md says 0x%llx",
+                                tap_diag("%s is 0x%llx, the table says 0x%llx",
                                          checks[i].what, checks[i].got, checks[i].want);
                         }
                 }
-                tap_ok(total > 0 && bad == 0, "appendix A %s: %u rows", sections[s], total);
+                tap_ok(total > 0 && bad == 0, "ABI table %s: %u rows", sections[s], total);
         }
 
-        tap_ok(check_item_walk(), "item chain through the header lands on abi.md 4.5 offsets");
+        tap_ok(check_item_walk(), "item chain through the header lands on the documented offsets");
 
         return tap_done();
 }

@@ -3,7 +3,7 @@
 #
 # The uapi header must be a clean, self-contained uapi header: it compiles
 # alone with gcc and clang (-Wall -Wextra -Werror) and as C++, includes
-# nothing but <linux/ioctl.h> and <linux/types.h>, and keeps the appendix A
+# nothing but <linux/ioctl.h> and <linux/types.h>, and keeps the ABI table
 # layout as C++ and on 32-bit and aarch64 targets (compile-only, the
 # static half of abi.c). Prints TAP 13.
 
@@ -62,10 +62,10 @@ tap "header: clang -std=gnu11" compile clang -std=gnu11 -x c
 tap "header: gcc -std=c11 (anonymous unions are C11)" compile gcc -std=c11 -x c
 tap "header: g++ -x c++" compile g++ -x c++
 tap "header: clang++ -x c++" compile clang++ -x c++
-tap "header: appendix A layout holds as C++ (g++)" \
+tap "header: the ABI table layout holds as C++ (g++)" \
 	g++ -x c++ -std=gnu++17 $inc $warn -DABI_STATIC_ONLY -fsyntax-only "$top/test/host/abi.c"
-tap "header: appendix A layout holds on i686 (clang)" cross i686-linux-gnu clang -std=gnu11
-tap "header: appendix A layout holds on aarch64 (clang)" cross aarch64-linux-gnu clang -std=gnu11
+tap "header: the ABI table layout holds on i686 (clang)" cross i686-linux-gnu clang -std=gnu11
+tap "header: the ABI table layout holds on aarch64 (clang)" cross aarch64-linux-gnu clang -std=gnu11
 tap "header: includes only <linux/ioctl.h>, <linux/stddef.h> and <linux/types.h>" includes "$tmp/h"
 tap "header: SPDX line and include guard _UAPI_KDBUS_H_" guard
 exit $fail

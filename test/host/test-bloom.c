@@ -1,9 +1,9 @@
 // SPDX-License-Identifier: GPL-2.0-or-later
 /*
  * SipHash-2-4 and the user-space bloom convention, checked against every
- * test vector and worked example of the spec: registry.md 6.2 and 6.5,
- * userspace.md 4.5, 4.6 and appendix A.1-A.6. A peer whose bits differ
- * from these vectors silently misses signals of every other peer.
+ * test vector and worked example of the convention (kdbus.match(7)). A
+ * peer whose bits differ from these vectors silently misses signals of every
+ * other peer.
  */
 
 #include <errno.h>
@@ -17,7 +17,7 @@
 #include "siphash24.h"
 #include "tap.h"
 
-/* the eight keys as written in registry.md 6.2, independent of bloom.c */
+/* the eight keys as written in kdbus.match(7), independent of bloom.c */
 static const char *const spec_keys[8] = {
         "b9660bf0467047c18875c49c54b9bd15",
         "aaa154a2e0714b39bfe1dd2e9fc54a3b",

@@ -1,6 +1,6 @@
 // SPDX-License-Identifier: GPL-2.0-or-later
 /*
- * Signatures and the classic D-Bus marshalling (userspace.md 2.3, 2.6,
+ * Signatures and the classic D-Bus marshalling (the D-Bus Specification,
  * 2.7): syntax checks, round trips of every type in both byte orders, the
  * exact wire layout, and malformed data rejected with a specific errno.
  */
@@ -127,7 +127,7 @@ static void test_syntax(void)
                !kdbus_object_path_valid("/a/", 3) && !kdbus_object_path_valid("//", 2) &&
                !kdbus_object_path_valid("/a//b", 5) && !kdbus_object_path_valid("/a-b", 4) &&
                !kdbus_object_path_valid("/a.b", 4),
-               "object paths per userspace.md 2.6");
+               "object paths per the D-Bus Specification");
 
         tap_ok(kdbus_bus_name_valid(":1.3") && kdbus_bus_name_valid("org.freedesktop.DBus") &&
                kdbus_bus_name_valid("a.b-c") && kdbus_bus_name_valid(":1.2.3a") &&
@@ -135,7 +135,7 @@ static void test_syntax(void)
                !kdbus_bus_name_valid("a..b") && !kdbus_bus_name_valid("a.1b") &&
                !kdbus_bus_name_valid("a.b.") && !kdbus_bus_name_valid(":1") &&
                !kdbus_bus_name_valid("") && !kdbus_bus_name_valid("a.b$"),
-               "bus names per userspace.md 2.6");
+               "bus names per the D-Bus Specification");
 
         tap_ok(kdbus_interface_name_valid("org.example.Iface") && kdbus_interface_name_valid("a._b") &&
                !kdbus_interface_name_valid("a.b-c") && !kdbus_interface_name_valid("a.1b") &&
@@ -143,7 +143,7 @@ static void test_syntax(void)
                kdbus_member_name_valid("Hello") && kdbus_member_name_valid("_x9") &&
                !kdbus_member_name_valid("1a") && !kdbus_member_name_valid("a.b") &&
                !kdbus_member_name_valid("") && !kdbus_member_name_valid("a-b"),
-               "interface, error and member names per userspace.md 2.6");
+               "interface, error and member names per the D-Bus Specification");
 
         {
                 char name[300];

@@ -1,6 +1,6 @@
 // SPDX-License-Identifier: GPL-2.0-or-later
 /*
- * D-Bus messages (userspace.md 1, 2.4-2.7, 7 item 2, appendix A.7): the
+ * D-Bus messages (libkdbus(3), the D-Bus Specification): the
  * captured dbus-daemon and busctl bytes parsed and reproduced byte for
  * byte, round trips of every type through the varargs API in both byte
  * orders, fds, and malformed messages each refused with its errno.
@@ -41,7 +41,7 @@ static size_t parse_hex(const char *hex, uint8_t *out, size_t max)
         return n;
 }
 
-/* userspace.md A.7 */
+/* libkdbus(3) */
 static const char hello_call[] =
         "6c 01 00 01 00 00 00 00 01 00 00 00 6d 00 00 00\n"
         "01 01 6f 00 15 00 00 00 2f 6f 72 67 2f 66 72 65\n"

@@ -561,7 +561,7 @@ static void test_signals(struct kdbus_bus *a, struct kdbus_bus *b)
 }
 
 /* ------------------------------------------------------------------ */
-/* the remaining driver methods (userspace.md 3.2) */
+/* the remaining driver methods (libkdbus(3)) */
 
 #define ACT_NAME        "org.example.Activatable"
 

@@ -19,7 +19,7 @@
 #define KDBUS_SUPER_MAGIC	0x44427573
 #define KDBUS_PAGE		4096ULL
 
-/* limits of abi.md §5.1 (not part of the uapi header) */
+/* limits of kdbus(7) (not part of the uapi header) */
 #define KDBUS_CMD_MAX_SIZE			32768
 #define KDBUS_MSG_MAX_PAYLOAD_VEC_SIZE		(2ULL * 1024 * 1024)
 #define KDBUS_MSG_MAX_MEMFD_ITEMS		16
@@ -167,7 +167,7 @@ int kdbus_raise_nofile(unsigned long n);
 void kdbus_msleep(unsigned int ms);
 
 /*
- * Names and kernel notifications (registry.md §2, core.md §12), used by
+ * Names and kernel notifications (kdbus.name(7), kdbus.message(7)), used by
  * the names, activator, list and notify tests.
  */
 struct kn_notify {

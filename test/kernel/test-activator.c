@@ -1,6 +1,6 @@
 // SPDX-License-Identifier: GPL-2.0-or-later
 /*
- * Activation (registry.md §4): activator HELLO, messages queued on the
+ * Activation (kdbus.name(7)): activator HELLO, messages queued on the
  * activator, takeover by the implementing service with its queued
  * messages and reply trackers, hand-back when the service goes away,
  * NO_AUTO_START.

@@ -1,10 +1,10 @@
 // SPDX-License-Identifier: GPL-2.0-or-later
 /*
- * Broadcast signals (core.md §8.5, registry.md §5.4): one copy per
+ * Broadcast signals (kdbus.message(7), kdbus.match(7)): one copy per
  * receiver whose matches accept the message and none for the others, the
  * bloom size check, the sender as a receiver, one global order for
  * concurrent broadcasters, and a full receiver losing a broadcast and
- * reporting it in dropped_msgs (core.md §10.4) without blocking anyone.
+ * reporting it in dropped_msgs (kdbus.message(7)) without blocking anyone.
  */
 #include <stdlib.h>
 #include <sys/wait.h>
@@ -74,7 +74,7 @@ static int recv_one(struct kdbus_conn *c, uint64_t *src, uint64_t *cookie)
 	return kdbus_free(c, off);
 }
 
-/* the bloom size must equal the bus's: EDOM, EFAULT (abi.md §4.4) */
+/* the bloom size must equal the bus's: EDOM, EFAULT (kdbus.message(7)) */
 KDBUS_TEST(broadcast, bloom_size, 0)
 {
 	uint64_t filter[2 * BLOOM_WORDS] = { 0 };

@@ -1,8 +1,8 @@
 // SPDX-License-Identifier: GPL-2.0-or-later
 /*
- * KDBUS_CMD_BUS_MAKE: every check of core.md §4.2 in order with its errno,
- * name rules (§2.2 sysname rule), bloom parameters, attach flags, access
- * modes, lifetime bound to the owner fd, per-user bus limit (abi.md §5.1).
+ * KDBUS_CMD_BUS_MAKE: every check of kdbus.bus(7) in order with its errno,
+ * name rules (kdbus.item(7) sysname rule), bloom parameters, attach flags,
+ * access modes, lifetime bound to the owner fd, per-user bus limit (kdbus(7)).
  */
 #include <fcntl.h>
 #include <stdlib.h>
@@ -393,7 +393,7 @@ KDBUS_TEST(bus, per_user_limit, KDBUS_TEST_NO_BUS)
 			     r ? kdbus_errname(-r) : "success");
 			_exit(TEST_FAIL);
 		}
-		/* at the limit, a duplicate name is still EEXIST (§4.2) */
+		/* at the limit, a duplicate name is still EEXIST */
 		r = make_on_fresh(0, first, 8, 1, NULL, NULL);
 		if (r != -EEXIST) {
 			DIAG("duplicate at limit: expected EEXIST, got %s",
@@ -441,7 +441,7 @@ KDBUS_TEST(bus, name_prefix_euid, KDBUS_TEST_NO_BUS)
 	return kdbus_wait_child(pid);
 }
 
-/* endpoint codes on handles that are no endpoint (§1.4 rule 2, 3) */
+/* endpoint codes on handles that are no endpoint (kdbus(7)) */
 KDBUS_TEST(bus, endpoint_codes_wrong_handle, 0)
 {
 	struct kdbus_cmd cmd = { .size = sizeof(cmd) };

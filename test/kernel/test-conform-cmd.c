@@ -1,9 +1,9 @@
 // SPDX-License-Identifier: GPL-2.0-or-later
 /*
- * Conformance audit of the command protocol (core.md §2, abi.md §2.2,
- * §3.5, §4.3, §5.3, §5.4): the NEGOTIATE item answer of every command's
- * item set, the order of the copy-in steps, the sysname sub-rules, item
- * payload sizes, duplicates, foreign items, return_flags write-back
+ * Conformance audit of the command protocol (kdbus(7), kdbus.item(7),
+ * kdbus(7), kdbus.item(7), kdbus(7)): the NEGOTIATE item answer of every
+ * command's item set, the order of the copy-in steps, the sysname sub-rules,
+ * item payload sizes, duplicates, foreign items, return_flags write-back
  * (including the EFAULT it can produce) and the size field changing
  * while it is copied in.
  */
@@ -34,7 +34,7 @@
 
 #define N(a) (sizeof(a) / sizeof((a)[0]))
 
-/* every item type of abi.md §1.2 plus a few unknown ones */
+/* every item type of kdbus.item(7) plus a few unknown ones */
 static const uint64_t all_types[] = {
 	KDBUS_ITEM_NEGOTIATE, KDBUS_ITEM_PAYLOAD_VEC, KDBUS_ITEM_PAYLOAD_OFF,
 	KDBUS_ITEM_PAYLOAD_MEMFD, KDBUS_ITEM_FDS, KDBUS_ITEM_CANCEL_FD,
@@ -114,7 +114,7 @@ static int negotiate_set(int fd, unsigned long req, const char *name,
 	return ret;
 }
 
-/* core.md §2.3 / abi.md §3.5: the accepted item set of every command */
+/* kdbus.item(7) / kdbus(7): the accepted item set of every command */
 CONFORM_TEST(negotiate_item_sets, 0)
 {
 	static const uint64_t bus_make[] = { KDBUS_ITEM_NEGOTIATE,
@@ -180,7 +180,7 @@ CONFORM_TEST(negotiate_item_sets, 0)
 	return TEST_OK;
 }
 
-/* §2.4: the NEGOTIATE item without the flag: answered, command runs */
+/* kdbus(7): the NEGOTIATE item without the flag: answered, command runs */
 CONFORM_TEST(negotiate_item_without_flag, 0)
 {
 	uint64_t v[] = { KDBUS_ITEM_CONN_DESCRIPTION, KDBUS_ITEM_MAKE_NAME,
@@ -243,7 +243,7 @@ CONFORM_TEST(negotiate_item_without_flag, 0)
 	return TEST_OK;
 }
 
-/* §2.1 step 1-2 for HELLO (the only _IOWR command) */
+/* kdbus(7) step 1-2 for HELLO (the only _IOWR command) */
 CONFORM_TEST(hello_copy_in, 0)
 {
 	struct kdbus_cmd_hello *h = cmd_new(sizeof(*h) + 64);
@@ -305,7 +305,7 @@ static long bus_make_cmd(struct kdbus_cmd *cmd)
 	return r;
 }
 
-/* §2.1 order: flags (5) < items (6) < negotiation (7) < mandatory (8) */
+/* kdbus(7) order: flags (5) < items (6) < negotiation (7) < mandatory (8) */
 CONFORM_TEST(step_order, 0)
 {
 	struct kdbus_bloom_parameter bp = { 8, 1 };
@@ -366,7 +366,7 @@ CONFORM_TEST(step_order, 0)
 	return TEST_OK;
 }
 
-/* §6.2: item validation (step 1) precedes the privilege checks (8, 9) */
+/* kdbus.connection(7): item validation precedes the privilege checks */
 CONFORM_TEST(parse_before_privilege, 0)
 {
 	pid_t pid = kdbus_fork_as(4411, 4411);
@@ -433,7 +433,7 @@ static long desc(struct kdbus_test_env *env, const char *s)
 	return desc_raw(env, s, strlen(s) + 1);
 }
 
-/* §2.2 sysname rule, sub-rule by sub-rule, on CONN_DESCRIPTION */
+/* kdbus.item(7) sysname rule, sub-rule by sub-rule, on CONN_DESCRIPTION */
 CONFORM_TEST(sysname_rules, 0)
 {
 	char buf[96];
@@ -490,7 +490,7 @@ CONFORM_TEST(sysname_rules, 0)
 }
 
 /*
- * §2.2 sysname rule 4: "use the kernel's own isalpha()", whose table
+ * kdbus.item(7) sysname rule 4: "use the kernel's own isalpha()", whose table
  * classifies Latin-1 letters (0xc0-0xd6, 0xd8-0xf6, 0xf8-0xff) as
  * letters. A module using an ASCII-only test rejects these.
  */
@@ -503,7 +503,7 @@ CONFORM_TEST(sysname_kernel_isalpha, 0)
 	return TEST_OK;
 }
 
-/* abi.md §4.3 payload sizes of the items the foundation commands take */
+/* kdbus.item(7) payload sizes of the items the foundation commands take */
 CONFORM_TEST(item_payload_sizes, 0)
 {
 	struct kdbus_bloom_parameter bp = { 8, 1 };
@@ -585,7 +585,7 @@ CONFORM_TEST(item_payload_sizes, 0)
 	return TEST_OK;
 }
 
-/* §2.2 step 4: single-use items appearing twice; repeatable ones */
+/* kdbus.item(7): single-use items appearing twice; repeatable ones */
 CONFORM_TEST(duplicates, 0)
 {
 	struct kdbus_bloom_parameter bp = { 8, 1 };
@@ -615,7 +615,8 @@ CONFORM_TEST(duplicates, 0)
 	HELLO_TWICE(KDBUS_ITEM_CREDS, unset, sizeof(unset));
 	HELLO_TWICE(KDBUS_ITEM_SECLABEL, "lbl", 4);
 #undef HELLO_TWICE
-	/* POLICY_ACCESS repeats; ordinary connections ignore it (§6.1) */
+	/* POLICY_ACCESS repeats; ordinary connections ignore it
+	 * (kdbus.connection(7)) */
 	h = cmd_new(sizeof(*h));
 	h->pool_size = KDBUS_PAGE;
 	cmd_add_item(h, KDBUS_ITEM_POLICY_ACCESS, &pa, sizeof(pa));
@@ -653,7 +654,7 @@ CONFORM_TEST(duplicates, 0)
 	return TEST_OK;
 }
 
-/* §2.2 step 2: item types outside each command's set */
+/* kdbus.item(7): item types outside each command's set */
 CONFORM_TEST(foreign_items, 0)
 {
 	struct kdbus_bloom_parameter bp = { 8, 1 };
@@ -737,7 +738,7 @@ CONFORM_TEST(foreign_items, 0)
 	return TEST_OK;
 }
 
-/* abi.md §2.2 rule 5: the container size may end anywhere between the
+/* kdbus.item(7) rule 5: the container size may end anywhere between the
  * unpadded end of the last item and its 8-aligned end */
 CONFORM_TEST(size_between_pad, 0)
 {
@@ -760,7 +761,7 @@ CONFORM_TEST(size_between_pad, 0)
 	return TEST_OK;
 }
 
-/* §2.1 / §2.5: return_flags reset and written back on success and error */
+/* kdbus(7): return_flags reset and written back on success and error */
 CONFORM_TEST(return_flags_written, 0)
 {
 	struct kdbus_bloom_parameter bp = { 8, 1 };
@@ -833,7 +834,7 @@ CONFORM_TEST(return_flags_written, 0)
 	return TEST_OK;
 }
 
-/* §4.2: on success BUS_MAKE writes back nothing but return_flags */
+/* kdbus.bus(7): on success BUS_MAKE writes back nothing but return_flags */
 CONFORM_TEST(bus_make_writes_nothing_else, KDBUS_TEST_NO_BUS)
 {
 	struct kdbus_bloom_parameter bp = { 64, 3 };
@@ -879,8 +880,8 @@ static void *ro_copy(const void *cmd, size_t size)
 }
 
 /*
- * §2.1: failure to write return_flags back turns the result into EFAULT;
- * §2.7 / §21 d: a slice published before the copy-out fault is released.
+ * kdbus(7): failure to write return_flags back turns the result into EFAULT;
+ * kdbus(7): a slice published before the copy-out fault is released.
  */
 CONFORM_TEST(return_flags_efault, 0)
 {
@@ -913,7 +914,7 @@ CONFORM_TEST(return_flags_efault, 0)
 	return TEST_OK;
 }
 
-/* §2.1 step 3: the size field changing between the first read and the
+/* kdbus(7) step 3: the size field changing between the first read and the
  * copy is EINVAL. Racy by nature: a flipping thread; any errno other than
  * EINVAL is a failure; never hitting the window is a skip. */
 static _Atomic int race_stop;
@@ -968,7 +969,7 @@ CONFORM_TEST(size_changed_during_copy, 0)
 	return TEST_OK;
 }
 
-/* §1.4: setup ioctls on one handle are serialised: of two concurrent
+/* kdbus(7): setup ioctls on one handle are serialised: of two concurrent
  * HELLOs exactly one wins, the other sees EBADFD */
 struct setup_race {
 	pthread_barrier_t *bar;
@@ -1018,7 +1019,7 @@ CONFORM_TEST(setup_serialised, 0)
 	return TEST_OK;
 }
 
-/* §2.4: allowed flags next to NEGOTIATE are fine; the answer is the full
+/* kdbus(7): allowed flags next to NEGOTIATE are fine; the answer is the full
  * set and the handle stays NONE */
 CONFORM_TEST(negotiate_with_allowed_flags, KDBUS_TEST_NO_BUS)
 {

@@ -1,6 +1,6 @@
 // SPDX-License-Identifier: GPL-2.0-or-later
 /*
- * Conformance audit of kdbusfs (core.md §1): superblock, node attributes,
+ * Conformance audit of kdbusfs (kdbus.fs(7)): superblock, node attributes,
  * stable timestamps, lookups through an open directory after teardown,
  * the per-domain ID counter starting at 1, busy and lazy unmount, mounts
  * inside a user namespace and uid rendering in the domain's namespace,
@@ -34,7 +34,7 @@
 	static int conform_fs_fn_##_name(					\
 		struct kdbus_test_env *env __attribute__((unused)))
 
-/* §1.1: statfs of a simple in-memory filesystem, block size PAGE_SIZE */
+/* kdbus.fs(7): statfs of a simple in-memory filesystem, block size PAGE_SIZE */
 CONFORM_TEST(statfs_bsize, KDBUS_TEST_NO_BUS)
 {
 	struct statfs sfs;
@@ -46,7 +46,7 @@ CONFORM_TEST(statfs_bsize, KDBUS_TEST_NO_BUS)
 	return TEST_OK;
 }
 
-/* §1.3: nlink 2 for directories, size 0, distinct positive inodes */
+/* kdbus.fs(7): nlink 2 for directories, size 0, distinct positive inodes */
 CONFORM_TEST(node_attributes, 0)
 {
 	struct stat root, ctl, dir, ep;
@@ -72,7 +72,7 @@ static bool same_time(const struct timespec *a, const struct timespec *b)
 	return a->tv_sec == b->tv_sec && a->tv_nsec == b->tv_nsec;
 }
 
-/* §1.3: timestamps are set at instantiation and never change */
+/* kdbus.fs(7): timestamps are set at instantiation and never change */
 CONFORM_TEST(timestamps_stable, 0)
 {
 	struct stat r1, r2, d1, d2, e1, e2;
@@ -145,8 +145,8 @@ static int dirfd_lists(int dfd, const char *name)
 	return found;
 }
 
-/* §1.3 / §17.4: a torn-down node is gone even for lookups relative to a
- * directory opened before the teardown */
+/* kdbus.fs(7) / kdbus.connection(7): a torn-down node is gone even for lookups
+ * relative to a directory opened before the teardown */
 CONFORM_TEST(lookup_after_teardown, 0)
 {
 	struct stat st;
@@ -170,7 +170,7 @@ CONFORM_TEST(lookup_after_teardown, 0)
 	ASSERT(stat(env->bus_dir, &st) < 0 && errno == ENOENT);
 	ASSERT_EQ(dirfd_lists(rfd, env->bus_name), 0);
 	/* the dead directory lists no live children (or cannot be read:
-	 * ENOENT like a removed directory, or ESHUTDOWN, §2.6) */
+	 * ENOENT like a removed directory, or ESHUTDOWN, kdbus(7)) */
 	r = dirfd_lists(dfd, "bus");
 	if (r != 0 && r != -ENOENT && r != -ESHUTDOWN)
 		FAIL("the torn-down bus directory still lists its endpoint (%d)",
@@ -194,8 +194,9 @@ static int mount_tmp(char *dir)
 	return 0;
 }
 
-/* §1.2 / §3.1: one ID counter per domain, starting at 1, shared by bus
- * and connection IDs; §1.3: inode numbers unique across instances */
+/* kdbus.fs(7) / kdbus.connection(7): one ID counter per domain, starting at 1,
+ * shared by bus and connection IDs; kdbus.fs(7): inode numbers unique across
+ * instances */
 CONFORM_TEST(domain_id_counter, KDBUS_TEST_NO_BUS)
 {
 	char dir[64], path[256], name1[64], name2[64];
@@ -265,7 +266,7 @@ out:
 	return r;
 }
 
-/* §1.2: normal VFS unmount rules; a lazy unmount keeps the domain alive */
+/* kdbus.fs(7): VFS unmount rules; a lazy unmount keeps the domain alive */
 CONFORM_TEST(umount_busy_and_lazy, KDBUS_TEST_NO_BUS)
 {
 	struct kdbus_cmd_hello h = { .size = sizeof(h), .pool_size = KDBUS_PAGE };
@@ -313,8 +314,8 @@ static int write_file(const char *path, const char *s)
 }
 
 /*
- * §1.1 FS_USERNS_MOUNT, §1.2 the domain pins the mounter's user namespace,
- * §4.2 step 3 the name prefix is the euid rendered in the domain's
+ * kdbus.fs(7) FS_USERNS_MOUNT, kdbus.fs(7) the domain pins the mounter's user
+ * namespace, kdbus.bus(7) the name prefix is the euid rendered in the domain's
  * namespace. The child maps ns uid 1000 to global uid 5000.
  */
 CONFORM_TEST(userns_mount_and_prefix, KDBUS_TEST_NO_BUS)
@@ -420,7 +421,7 @@ CONFORM_TEST(userns_mount_and_prefix, KDBUS_TEST_NO_BUS)
 	return r;
 }
 
-/* §1.4: poll on handles that are not connections */
+/* kdbus(7): poll on handles that are not connections */
 CONFORM_TEST(poll_not_connected, 0)
 {
 	struct pollfd p = { .events = POLLIN | POLLOUT };

@@ -1,11 +1,11 @@
 // SPDX-License-Identifier: GPL-2.0-or-later
 /*
- * Conformance audit of KDBUS_CMD_HELLO (core.md §3, §6): privilege from
+ * Conformance audit of KDBUS_CMD_HELLO (kdbus.connection(7)): privilege from
  * the opener credentials, ownership by effective uid, bus flags stored
  * verbatim, HELLO flags reported as passed, a HELLO that fails after the
  * connection became visible (copy-back EFAULT), connection-type checks
- * that precede argument parsing and negotiation (§2.4, §6.6), and bus
- * accounting by real uid (§3.3).
+ * that precede argument parsing and negotiation (kdbus(7),
+ * kdbus.connection(7)), and bus accounting by real uid (kdbus.connection(7)).
  */
 #include <fcntl.h>
 #include <stdlib.h>
@@ -60,7 +60,8 @@ static int open_as(const char *path, uid_t uid)
 	return fd;
 }
 
-/* §3.2: privilege is judged by the opener credentials, not the caller */
+/* kdbus.connection(7): privilege is judged by the opener credentials, not the
+ * caller */
 CONFORM_TEST(opener_credentials, 0)
 {
 	struct kdbus_pids pids = { 0 };
@@ -97,7 +98,8 @@ CONFORM_TEST(opener_credentials, 0)
 	return TEST_OK;
 }
 
-/* §3.2: the bus creator's euid makes a connection owner (no caps) */
+/* kdbus.connection(7): the bus creator's euid makes a connection owner (no
+ * caps) */
 CONFORM_TEST(owner_by_euid, KDBUS_TEST_NO_BUS)
 {
 	pid_t pid = kdbus_fork_as(4812, 4812);
@@ -136,7 +138,7 @@ CONFORM_TEST(owner_by_euid, KDBUS_TEST_NO_BUS)
 	return kdbus_wait_child(pid);
 }
 
-/* §4.1: the BUS_MAKE flags are stored verbatim */
+/* kdbus.bus(7): the BUS_MAKE flags are stored verbatim */
 CONFORM_TEST(bus_flags_verbatim, KDBUS_TEST_NO_BUS)
 {
 	uint64_t flags;
@@ -160,7 +162,7 @@ CONFORM_TEST(bus_flags_verbatim, KDBUS_TEST_NO_BUS)
 	return TEST_OK;
 }
 
-/* §6.5: flags exactly as passed, reported by CONN_INFO */
+/* kdbus.connection(7): flags exactly as passed, reported by CONN_INFO */
 CONFORM_TEST(flags_as_passed, 0)
 {
 	struct kdbus_conn *c, *m;
@@ -180,8 +182,9 @@ CONFORM_TEST(flags_as_passed, 0)
 }
 
 /*
- * §6.2 step 20 / §2.7: the fixed part cannot be copied back (read-only
- * argument): EFAULT, the connection is gone again, the handle stays NONE.
+ * kdbus.connection(7) / kdbus(7): the fixed part cannot be copied back
+ * (read-only argument): EFAULT, the connection is gone again, the handle stays
+ * NONE.
  */
 CONFORM_TEST(copy_back_fault, 0)
 {
@@ -216,8 +219,8 @@ CONFORM_TEST(copy_back_fault, 0)
 }
 
 /*
- * §2.4 / §6.6: the connection-type checks of SEND, RECV, FREE and BYEBYE
- * precede parsing and therefore apply to negotiating calls too.
+ * kdbus(7) / kdbus.connection(7): the connection-type checks of SEND, RECV,
+ * FREE and BYEBYE precede parsing and therefore apply to negotiating calls too.
  */
 CONFORM_TEST(kind_checks_before_negotiation, 0)
 {
@@ -256,7 +259,7 @@ CONFORM_TEST(kind_checks_before_negotiation, 0)
 	return TEST_OK;
 }
 
-/* §6.6 / §16: what an activator may do (needs the name registry) */
+/* kdbus.connection(7): what an activator may do (needs the name registry) */
 CONFORM_TEST(activator_kind, 0)
 {
 	struct kdbus_cmd_hello out;
@@ -298,7 +301,8 @@ CONFORM_TEST(activator_kind, 0)
 	return TEST_OK;
 }
 
-/* §3.3 / §4.2 step 6: a bus is charged to the creator's real uid */
+/* kdbus.connection(7) / kdbus.bus(7): a bus is charged to the creator's real
+ * uid */
 CONFORM_TEST(bus_charged_to_real_uid, KDBUS_TEST_NO_BUS)
 {
 	pid_t pid;
@@ -340,8 +344,8 @@ CONFORM_TEST(bus_charged_to_real_uid, KDBUS_TEST_NO_BUS)
 	return kdbus_wait_child(pid);
 }
 
-/* §6.1: POLICY_ACCESS items of ordinary connections are accepted and
- * ignored, also for a non-owner (no EPERM) */
+/* kdbus.connection(7): POLICY_ACCESS items of ordinary connections are accepted
+ * and ignored, also for a non-owner (no EPERM) */
 CONFORM_TEST(policy_items_ignored_for_ordinary, 0)
 {
 	pid_t pid = kdbus_fork_as(4814, 4814);

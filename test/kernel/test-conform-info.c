@@ -1,7 +1,7 @@
 // SPDX-License-Identifier: GPL-2.0-or-later
 /*
- * Conformance audit of CONN_INFO, BUS_CREATOR_INFO (core.md §15, abi.md
- * §4.7) and UPDATE (§16): record layout and sizes, attach masks at HELLO,
+ * Conformance audit of CONN_INFO, BUS_CREATOR_INFO (kdbus.connection(7))
+ * and UPDATE: record layout and sizes, attach masks at HELLO,
  * negotiation that performs no lookup, and UPDATE's all-or-nothing rule.
  */
 #include <stdlib.h>
@@ -44,7 +44,7 @@ static int check_chain(struct kdbus_info *info)
 	return TEST_OK;
 }
 
-/* §15.1 step 4, abi.md §4.7: exact record layout */
+/* kdbus.connection(7): exact record layout */
 CONFORM_TEST(conn_info_layout, 0)
 {
 	struct kdbus_cmd_info *cmd = cmd_new(sizeof(*cmd));
@@ -84,7 +84,7 @@ CONFORM_TEST(conn_info_layout, 0)
 	return TEST_OK;
 }
 
-/* §13 via §15.1: the target's attach_flags_send given at HELLO limits it */
+/* kdbus.connection(7): the target's HELLO attach_flags_send limits it */
 CONFORM_TEST(attach_send_at_hello, 0)
 {
 	struct kdbus_conn *a, *a2, *b;
@@ -114,7 +114,7 @@ CONFORM_TEST(attach_send_at_hello, 0)
 	return TEST_OK;
 }
 
-/* §15.2: record layout of BUS_CREATOR_INFO, flags verbatim */
+/* kdbus.bus(7): record layout of BUS_CREATOR_INFO, flags verbatim */
 CONFORM_TEST(bus_creator_info_layout, KDBUS_TEST_NO_BUS)
 {
 	struct kdbus_cmd_info *cmd = cmd_new(sizeof(*cmd));
@@ -156,7 +156,7 @@ CONFORM_TEST(bus_creator_info_layout, KDBUS_TEST_NO_BUS)
 	return TEST_OK;
 }
 
-/* §2.4: a negotiating CONN_INFO performs no lookup (id 0, no name) */
+/* kdbus(7): a negotiating CONN_INFO performs no lookup (id 0, no name) */
 CONFORM_TEST(conn_info_negotiate_no_lookup, 0)
 {
 	struct kdbus_cmd_info ci = { .size = sizeof(ci),
@@ -188,7 +188,7 @@ static int desc_visible(struct kdbus_conn *b, uint64_t id)
 	return r;
 }
 
-/* §16: all checks happen before any change */
+/* kdbus.connection(7): all checks happen before any change */
 CONFORM_TEST(update_all_or_nothing, 0)
 {
 	struct kdbus_policy_access pa = { KDBUS_POLICY_ACCESS_WORLD,
@@ -241,7 +241,7 @@ CONFORM_TEST(update_all_or_nothing, 0)
 	return TEST_OK;
 }
 
-/* §16: policy items on a monitor: EOPNOTSUPP */
+/* kdbus.connection(7): policy items on a monitor: EOPNOTSUPP */
 CONFORM_TEST(update_monitor_policy, 0)
 {
 	struct kdbus_conn *m;

@@ -1,6 +1,6 @@
 // SPDX-License-Identifier: GPL-2.0-or-later
 /*
- * Conformance audit of the pool (core.md §7.1-§7.5): mmap ranges beyond
+ * Conformance audit of the pool (kdbus.pool(7)): mmap ranges beyond
  * the pool, private mappings that cannot be made writable, mappings that
  * outlive BYEBYE, close and bus teardown, the allocator (lower address on
  * split, merge with both neighbours, best fit) and FREE negotiation.
@@ -27,7 +27,7 @@
 	static int conform_pool_fn_##_name(					\
 		struct kdbus_test_env *env __attribute__((unused)))
 
-/* §7.1: mapping beyond the pool (recommended: offset + length too) */
+/* kdbus.pool(7): mapping beyond the pool (recommended: offset + length too) */
 CONFORM_TEST(mmap_beyond_pool, 0)
 {
 	struct kdbus_conn *c;
@@ -51,7 +51,7 @@ CONFORM_TEST(mmap_beyond_pool, 0)
 	return TEST_OK;
 }
 
-/* §7.1: "may write" is removed from private mappings too */
+/* kdbus.pool(7): "may write" is removed from private mappings too */
 CONFORM_TEST(mprotect_private, 0)
 {
 	struct kdbus_conn *c;
@@ -69,7 +69,8 @@ CONFORM_TEST(mprotect_private, 0)
 	return TEST_OK;
 }
 
-/* §7.1 / §17.1: mappings stay valid after BYEBYE, close and teardown */
+/* kdbus.pool(7) / kdbus.connection(7): mappings stay valid after BYEBYE, close
+ * and teardown */
 CONFORM_TEST(mapping_outlives_everything, 0)
 {
 	struct kdbus_conn *c;
@@ -156,7 +157,7 @@ static void pool_env_free(struct pool_env *pe)
 	kdbus_conn_free(pe->t72);
 }
 
-/* §7.3: a split keeps the lower address; frees merge with both sides */
+/* kdbus.pool(7): a split keeps the lower address; frees merge both sides */
 CONFORM_TEST(allocator_split_and_merge, 0)
 {
 	struct pool_env pe = { 0 };
@@ -193,7 +194,7 @@ CONFORM_TEST(allocator_split_and_merge, 0)
 	return TEST_OK;
 }
 
-/* §7.3: the smallest free slice that fits wins, not the first one */
+/* kdbus.pool(7): the smallest free slice that fits wins, not the first one */
 CONFORM_TEST(allocator_best_fit, 0)
 {
 	struct pool_env pe = { 0 };
@@ -222,7 +223,8 @@ CONFORM_TEST(allocator_best_fit, 0)
 	return TEST_OK;
 }
 
-/* §2.4 / §7.5: a negotiating FREE frees nothing; the item alone does */
+/* kdbus(7) / kdbus.pool(7): a negotiating FREE frees nothing; the item alone
+ * does */
 CONFORM_TEST(free_negotiation, 0)
 {
 	struct kdbus_cmd_free *f = cmd_new(sizeof(*f));
@@ -275,7 +277,7 @@ static int maps_line_has(void *addr, const char *str)
 	return found;
 }
 
-/* §7.1: the pool file is named kdbus-conn:<description> or kdbus-conn */
+/* the pool file is named kdbus-conn:<description> or kdbus-conn */
 CONFORM_TEST(pool_file_name, 0)
 {
 	struct kdbus_cmd_hello *h = cmd_new(sizeof(*h));

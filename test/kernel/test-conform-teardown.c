@@ -1,7 +1,7 @@
 // SPDX-License-Identifier: GPL-2.0-or-later
 /*
- * Conformance audit of teardown (core.md §1.4 dispatch, §17): every kdbus
- * request on a connection after BYEBYE and after bus teardown, handles in
+ * Conformance audit of teardown (kdbus(7) dispatch, kdbus.connection(7)): every
+ * kdbus request on a connection after BYEBYE and after bus teardown, handles in
  * state NONE on a dead bus, poll wake-ups on disconnect, IDs that are
  * never reused.
  */
@@ -49,7 +49,7 @@ static const struct {
 };
 
 /*
- * §1.4 rule 3 / §17.1 / §17.4: on a disconnected connection every
+ * kdbus(7) / kdbus.connection(7): on a disconnected connection every
  * non-setup kdbus request fails with ECONNRESET before its argument is
  * even looked at; setup requests fail with EBADFD (rule 2); unknown
  * requests with ENOTTY (rule 1).
@@ -141,7 +141,7 @@ CONFORM_TEST(every_request_after_bus_teardown, 0)
 	return TEST_OK;
 }
 
-/* §1.4 / §17.4: a NONE handle on a dead bus */
+/* kdbus(7) / kdbus.connection(7): a NONE handle on a dead bus */
 CONFORM_TEST(none_handle_on_dead_bus, 0)
 {
 	struct kdbus_cmd_hello h = { .size = sizeof(h), .pool_size = KDBUS_PAGE };
@@ -191,7 +191,7 @@ static int poll_for(int fd, long *ms)
 	return r <= 0 ? 0 : p.revents;
 }
 
-/* §1.4: a poll sleeping on a connection wakes up on its disconnect */
+/* kdbus(7): a poll sleeping on a connection wakes up on its disconnect */
 CONFORM_TEST(poll_wakes_on_byebye, 0)
 {
 	struct kdbus_conn *c;
@@ -243,7 +243,7 @@ CONFORM_TEST(poll_wakes_on_bus_teardown, 0)
 	return TEST_OK;
 }
 
-/* §1.2 / §3.1: IDs are never reused within the domain */
+/* kdbus.fs(7) / kdbus.connection(7): IDs are never reused within the domain */
 CONFORM_TEST(ids_never_reused, 0)
 {
 	struct kdbus_conn *a, *b;
@@ -265,7 +265,8 @@ CONFORM_TEST(ids_never_reused, 0)
 	return TEST_OK;
 }
 
-/* §17.1: BYEBYE is refused while a message is queued, nothing changes */
+/* kdbus.connection(7): BYEBYE is refused while a message is queued, nothing
+ * changes */
 CONFORM_TEST(byebye_busy_changes_nothing, 0)
 {
 	struct kdbus_conn *a, *b;

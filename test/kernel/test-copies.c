@@ -348,7 +348,7 @@ KDBUS_TEST(copies, broadcast, 0)
 /*
  * A message queued on an activator is copied from the sender's memory
  * once; the hand-over to the implementer copies the slice pool to pool
- * (core.md §22) and reads no user memory.
+ * (Documentation/design.md §7) and reads no user memory.
  */
 KDBUS_TEST(copies, activator_handover, 0)
 {

@@ -1,6 +1,6 @@
 // SPDX-License-Identifier: GPL-2.0-or-later
 /*
- * Custom endpoints (core.md §5, registry.md §7.7): ENDPOINT_MAKE and
+ * Custom endpoints (kdbus.endpoint(7), kdbus.policy(7)): ENDPOINT_MAKE and
  * ENDPOINT_UPDATE with every errno, file modes honoured by open(), a
  * sandboxed client confined to what the endpoint grants, and the
  * endpoint's death with its owner's descriptor.
@@ -49,7 +49,7 @@ static int ep_update_one(int fd, const char *name, uint64_t type,
 	return r;
 }
 
-/* the errnos of ENDPOINT_MAKE, in the order of core.md §5.1 */
+/* the errnos of ENDPOINT_MAKE, in the order of kdbus.endpoint(7) */
 KDBUS_TEST(endpoint, make_errors, KDBUS_TEST_NO_BUS)
 {
 	char path[256], name[64], epp[320], longname[80];
@@ -161,7 +161,7 @@ KDBUS_TEST(endpoint, make_errors, KDBUS_TEST_NO_BUS)
 	return TEST_OK;
 }
 
-/* ENDPOINT_UPDATE errors (registry.md §7.2); the old policy stays */
+/* ENDPOINT_UPDATE errors (kdbus.policy(7)); the old policy stays */
 KDBUS_TEST(endpoint, update_errors, KDBUS_TEST_NO_BUS)
 {
 	char path[256], name[64], epp[320];
@@ -259,7 +259,7 @@ KDBUS_TEST(endpoint, update_errors, KDBUS_TEST_NO_BUS)
 	return TEST_OK;
 }
 
-/* modes and owners of endpoint files (core.md §1.3), checked by open() */
+/* modes and owners of endpoint files (kdbus.fs(7)), checked by open() */
 KDBUS_TEST(endpoint, access_modes, KDBUS_TEST_NO_BUS)
 {
 	static const struct {
@@ -699,7 +699,7 @@ KDBUS_TEST_FULL(endpoint, matrix, KDBUS_TEST_NO_BUS, 120)
 
 /*
  * Every connection through a custom endpoint is charged to the
- * endpoint's own anonymous user (core.md §3.3): its 1024 connections
+ * endpoint's own anonymous user (kdbus.connection(7)): its 1024 connections
  * are the endpoint's budget, whoever makes them, and using it up costs
  * the real users nothing on the default endpoint.
  */

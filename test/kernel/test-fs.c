@@ -1,7 +1,7 @@
 // SPDX-License-Identifier: GPL-2.0-or-later
 /*
  * kdbusfs: mount point, control node, node modes and owners, readdir,
- * refusal to unlink, one domain per mount (core.md §1, abi.md §1.12).
+ * refusal to unlink, one domain per mount (kdbus.fs(7), kdbus.item(7)).
  */
 #include <dirent.h>
 #include <fcntl.h>

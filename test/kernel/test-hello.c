@@ -1,8 +1,8 @@
 // SPDX-License-Identifier: GPL-2.0-or-later
 /*
- * KDBUS_CMD_HELLO: every check of core.md §6.2 in order, flags, attach
- * negotiation, pool size rules, outputs (§6.4), the read-only mmap of the
- * pool (§7.1), poll (§1.4), handle state errors.
+ * KDBUS_CMD_HELLO: every check of kdbus.connection(7) in order, flags, attach
+ * negotiation, pool size rules, outputs (kdbus.connection(7)), the read-only
+ * mmap of the pool (kdbus.pool(7)), poll (kdbus(7)), handle state errors.
  */
 #include <fcntl.h>
 #include <poll.h>
@@ -145,7 +145,7 @@ KDBUS_TEST(hello, unknown_flags, 0)
 	return TEST_OK;
 }
 
-/* §6.2 step 2 */
+/* kdbus.connection(7) */
 KDBUS_TEST(hello, pool_size, 0)
 {
 	static const uint64_t bad[] = { 0, 1, 8, 4095, 4097, 4096 + 2048,
@@ -188,7 +188,7 @@ KDBUS_TEST(hello, pool_size, 0)
 	return TEST_OK;
 }
 
-/* §6.2 steps 3-6 */
+/* kdbus.connection(7) */
 KDBUS_TEST(hello, role_flags_and_name, 0)
 {
 	struct kdbus_cmd_hello *h;
@@ -251,7 +251,7 @@ KDBUS_TEST(hello, role_flags_and_name, 0)
 	return TEST_OK;
 }
 
-/* §6.2 steps 8-9: privileged roles and faked identity need the owner */
+/* kdbus.connection(7): privileged roles and faked identity need the owner */
 KDBUS_TEST(hello, privileged_by_non_owner, 0)
 {
 	pid_t pid = kdbus_fork_as(4401, 4401);
@@ -312,7 +312,7 @@ KDBUS_TEST(hello, privileged_by_non_owner, 0)
 	return kdbus_wait_child(pid);
 }
 
-/* §6.2 step 10 and §1.3 sanitising */
+/* kdbus.connection(7) and kdbus.fs(7) */
 KDBUS_TEST(hello, attach_flags, 0)
 {
 	struct kdbus_cmd_hello *h = hello_new(0, KDBUS_PAGE);
@@ -375,7 +375,7 @@ KDBUS_TEST(hello, items, 0)
 	cmd_add_u64(h, KDBUS_ITEM_ATTACH_FLAGS_SEND, 0);
 	ASSERT_ERR(hello_raw(env->bus_path, h, NULL), EINVAL);
 	cmd_free(h);
-	/* PIDS must be 24 bytes (hardening, abi.md §6) */
+	/* PIDS must be 24 bytes (hardening, kdbus(7)) */
 	h = hello_new(0, KDBUS_PAGE);
 	cmd_add_item(h, KDBUS_ITEM_PIDS, &pids, 16);
 	ASSERT_ERR(hello_raw(env->bus_path, h, NULL), EINVAL);
@@ -386,7 +386,8 @@ KDBUS_TEST(hello, items, 0)
 	cmd_add_item(h, KDBUS_ITEM_CREDS, &creds, 32);
 	ASSERT_ERR(hello_raw(env->bus_path, h, NULL), EINVAL);
 	cmd_free(h);
-	/* faked credentials: a 64-bit all-ones id is invalid (§6.3) */
+	/* faked credentials: a 64-bit all-ones id is invalid
+	 * (kdbus.connection(7)) */
 	memset(&creds, 0, sizeof(creds));
 	creds.uid = ~0ULL;
 	h = hello_new(0, KDBUS_PAGE);
@@ -439,7 +440,7 @@ KDBUS_TEST(hello, failed_hello_keeps_handle_fresh, 0)
 	ASSERT(fd >= 0);
 	h->return_flags = 0x55;
 	ASSERT_ERR(kdbus_ioctl(fd, KDBUS_CMD_HELLO, h), EINVAL);
-	/* return_flags written back on failure too (§2.1) */
+	/* return_flags written back on failure too (kdbus(7)) */
 	ASSERT_EQ(h->return_flags, 0);
 	/* not a connection */
 	ASSERT(mmap(NULL, KDBUS_PAGE, PROT_READ, MAP_SHARED, fd, 0) ==
@@ -561,7 +562,7 @@ KDBUS_TEST(hello, endpoint_access, KDBUS_TEST_NO_BUS)
 	return TEST_OK;
 }
 
-/* what each connection kind may do (§6.6); checks before parsing */
+/* what each connection kind may do (kdbus.connection(7)); checked first */
 static int conn_kind(struct kdbus_test_env *env, uint64_t flags,
 		     const char *name, struct kdbus_conn **out)
 {
@@ -607,7 +608,7 @@ KDBUS_TEST(hello, monitor_kind, 0)
 	ASSERT_OK(kdbus_update_attach(m, 0, _KDBUS_ATTACH_ALL));
 	ASSERT_OK(kdbus_conn_info(m, o->id, NULL, 0, NULL, &off));
 	ASSERT_OK(kdbus_free(m, off));
-	/* CONN_INFO by id also finds monitors (§20) */
+	/* CONN_INFO by id also finds monitors (kdbus(7)) */
 	ASSERT_OK(kdbus_conn_info(o, m->id, NULL, 0, &info, &off));
 	ASSERT_EQ(info->flags, KDBUS_HELLO_MONITOR);
 	ASSERT_OK(kdbus_free(o, off));

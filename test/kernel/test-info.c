@@ -1,7 +1,7 @@
 // SPDX-License-Identifier: GPL-2.0-or-later
 /*
- * KDBUS_CMD_CONN_INFO, KDBUS_CMD_BUS_CREATOR_INFO (core.md §15) and
- * KDBUS_CMD_UPDATE (§16).
+ * KDBUS_CMD_CONN_INFO, KDBUS_CMD_BUS_CREATOR_INFO (kdbus.connection(7)) and
+ * KDBUS_CMD_UPDATE (kdbus.connection(7)).
  */
 #include <stdlib.h>
 #include <unistd.h>

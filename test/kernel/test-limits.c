@@ -1,7 +1,7 @@
 // SPDX-License-Identifier: GPL-2.0-or-later
 /*
- * Per-user limits (abi.md §5.1, core.md §3.3, §18): connections per user
- * per domain, command size limit, sysname length.
+ * Per-user limits (kdbus(7), kdbus.connection(7), kdbus(7)): connections per
+ * user per domain, command size limit, sysname length.
  */
 #include <fcntl.h>
 #include <stdlib.h>

@@ -1,6 +1,6 @@
 // SPDX-License-Identifier: GPL-2.0-or-later
 /*
- * KDBUS_CMD_LIST (registry.md §3): the records for UNIQUE, NAMES,
+ * KDBUS_CMD_LIST (kdbus.name(7)): the records for UNIQUE, NAMES,
  * ACTIVATORS and QUEUED against a known set of connections, the record
  * format, the empty result, errors.
  */

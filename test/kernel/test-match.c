@@ -1,6 +1,6 @@
 // SPDX-License-Identifier: GPL-2.0-or-later
 /*
- * Matches (registry.md §5): MATCH_ADD/MATCH_REMOVE errnos, cookies,
+ * Matches (kdbus.match(7)): MATCH_ADD/MATCH_REMOVE errnos, cookies,
  * REPLACE, the per-connection limit, every rule kind (BLOOM_MASK with
  * generations, NAME, ID, DST_ID, NAME_ADD/REMOVE/CHANGE, ID_ADD/REMOVE),
  * AND within a match, OR across matches, and the two rule families.
@@ -192,7 +192,7 @@ static int name_release(struct kdbus_conn *c, const char *name)
 	return r;
 }
 
-/* every errno of MATCH_ADD and MATCH_REMOVE (registry.md §5.1) */
+/* every errno of MATCH_ADD and MATCH_REMOVE (kdbus.match(7)) */
 KDBUS_TEST(match, errnos, 0)
 {
 	uint64_t mask[3 * BLOOM_WORDS] = { 0 };
@@ -375,7 +375,7 @@ KDBUS_TEST(match, cookies_replace, 0)
 	return TEST_OK;
 }
 
-/* registry.md §5.5: mask bits must be in the filter; generations */
+/* kdbus.match(7): mask bits must be in the filter; generations */
 KDBUS_TEST(match, bloom_generations, 0)
 {
 	uint64_t filt[BLOOM_WORDS], both[BLOOM_WORDS], none[BLOOM_WORDS];

@@ -1,6 +1,6 @@
 // SPDX-License-Identifier: GPL-2.0-or-later
 /*
- * Sealed memfds as message payload (core.md §8.3, §8.4, §9, §10.3):
+ * Sealed memfds as message payload (kdbus.message(7)):
  * validation and its order, delivery of a descriptor of the receiver's
  * own, no installation on PEEK, and no references kept after DROP,
  * disconnect or a failed installation.

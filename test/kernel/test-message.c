@@ -1,8 +1,8 @@
 // SPDX-License-Identifier: GPL-2.0-or-later
 /*
- * Unicast messages: SEND/RECV/FREE, message validation (abi.md §4.4,
- * core.md §8.3), the delivered layout (§4.5, §9), payload sizes and
- * limits, PEEK/DROP/priorities (§10), fd passing, poll, ordering (§19).
+ * Unicast messages (kdbus.message(7)): SEND/RECV/FREE, message validation,
+ * the delivered layout, payload sizes and limits, PEEK/DROP/priorities, fd
+ * passing, poll, ordering.
  */
 #include <fcntl.h>
 #include <poll.h>
@@ -86,7 +86,7 @@ KDBUS_TEST(message, ping_pong, 0)
 	return TEST_OK;
 }
 
-/* the worked example of abi.md §4.5, byte by byte */
+/* the worked example of kdbus.message(7), byte by byte */
 KDBUS_TEST(message, layout_worked_example, 0)
 {
 	struct kdbus_conn *a, *b;
@@ -303,7 +303,7 @@ KDBUS_TEST(message, bad_vec_address, 0)
 	return TEST_OK;
 }
 
-/* header validation of abi.md §4.4 / core.md §8.3 step 4-7 */
+/* header validation of kdbus.message(7) */
 KDBUS_TEST(message, validation, 0)
 {
 	struct kdbus_conn *a, *b;
@@ -900,8 +900,8 @@ KDBUS_TEST_FULL(message, close_with_queued, 0, 300)
 	return TEST_OK;
 }
 
-/* only ordinary connections are addressable by id (§8.5); NO_AUTO_START
- * is accepted on a unicast by id */
+/* only ordinary connections are addressable by id (kdbus.message(7));
+ * NO_AUTO_START is accepted on a unicast by id */
 KDBUS_TEST(message, destination_kinds, 0)
 {
 	struct kdbus_cmd_hello *h;
@@ -947,7 +947,7 @@ KDBUS_TEST(message, destination_kinds, 0)
 }
 
 /* signal/broadcast header rules that SEND checks for every message
- * (abi.md §4.4, core.md §8.3 steps 3, 5b, 6, 7) */
+ * (kdbus.message(7)) */
 KDBUS_TEST(message, validation_signals, 0)
 {
 	struct kdbus_conn *a, *b;

@@ -1,6 +1,6 @@
 // SPDX-License-Identifier: GPL-2.0-or-later
 /*
- * Metadata (core.md §13-15, registry.md §9): every item checked against
+ * Metadata (kdbus.connection(7)): every item checked against
  * what the sending task really is (read from its own /proc at the moment
  * of sending), the grant rules of the send and receive masks, the
  * HELLO-time snapshot of CONN_INFO, the BUS_MAKE-time snapshot of
@@ -26,7 +26,7 @@
 #define ATTACH_ALL	_KDBUS_ATTACH_ALL
 #define CMDLINE_MAX	4096
 
-/* the fixed order of core.md §13.3 */
+/* the fixed order of kdbus.item(7) */
 static const uint64_t meta_order[] = {
 	KDBUS_ITEM_CREDS, KDBUS_ITEM_PIDS, KDBUS_ITEM_AUXGROUPS,
 	KDBUS_ITEM_TID_COMM, KDBUS_ITEM_PID_COMM, KDBUS_ITEM_EXE,

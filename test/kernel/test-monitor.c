@@ -1,6 +1,6 @@
 // SPDX-License-Identifier: GPL-2.0-or-later
 /*
- * Monitors (registry.md §10, core.md §8.5): privileged only; a copy of
+ * Monitors (kdbus.connection(7), kdbus.message(7)): privileged only; a copy of
  * every unicast, reply, unicast signal and broadcast, regardless of
  * matches; no SEND, names, matches or BYEBYE; invisible in notifications,
  * LIST and as a destination; a full monitor counts what it lost.

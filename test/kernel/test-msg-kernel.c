@@ -2,9 +2,9 @@
 /*
  * Focused checks of the unicast data path written alongside the kernel
  * side (kernel/message.c, queue.c, reply.c): the delivered layout of
- * abi.md §4.5 byte by byte, priorities, PEEK/DROP/FREE, fd passing,
+ * kdbus.message(7) byte by byte, priorities, PEEK/DROP/FREE, fd passing,
  * reply tracking (timeouts, dead peers, the pending limit), synchronous
- * calls and the receive-queue quota (core.md §7.6, §8–§11).
+ * calls and the receive-queue quota (kdbus.pool(7), kdbus.message(7)).
  */
 #include <fcntl.h>
 #include <signal.h>
@@ -30,7 +30,7 @@ static int two_conns(struct kdbus_test_env *env, uint64_t flags_b,
 	return kdbus_hello(env->bus_path, flags_b, attach_b, pool_b, b);
 }
 
-/* abi.md §4.5 worked example, with and without the padding chunk */
+/* kdbus.message(7) worked example, with and without the padding chunk */
 KDBUS_TEST(msgk, layout, 0)
 {
 	static const char data[5] = "hello";
@@ -377,7 +377,7 @@ KDBUS_TEST(msgk, reply_dead, 0)
 	ASSERT_OK(kdbus_send(a, b->id, 5, KDBUS_MSG_EXPECT_REPLY,
 			     kdbus_now_ns() + 10000 * MS, 0, NULL, 0));
 	ASSERT_OK(recv_cookie(b, 0, 0, &cookie));
-	/* still queued: REPLY_DEAD twice (core.md §11) */
+	/* still queued: REPLY_DEAD twice (kdbus.message(7)) */
 	ASSERT_OK(kdbus_send(a, b->id, 6, KDBUS_MSG_EXPECT_REPLY,
 			     kdbus_now_ns() + 10000 * MS, 0, NULL, 0));
 	kdbus_conn_free(b);
@@ -600,7 +600,7 @@ KDBUS_TEST(msgk, quota, 0)
 }
 
 /*
- * Per-user quotas under the default TALK policy (registry.md §7.6): an
+ * Per-user quotas under the default TALK policy (kdbus.policy(7)): an
  * unprivileged user may only talk to connections of its own uid, owners
  * to everybody. A flooding user fills its share of a receiver of its own
  * uid; the bus owner (a second user) still gets its messages through, a

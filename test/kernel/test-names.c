@@ -1,13 +1,13 @@
 // SPDX-License-Identifier: GPL-2.0-or-later
 /*
- * Well-known names (registry.md §2): validity, every cell of the
- * NAME_ACQUIRE outcome table (§2.4) with its return flags and
- * notifications, NAME_RELEASE (§2.5), queue promotion on release and
- * disconnect (§2.6), the per-connection limit, sending by name (core.md
- * §8.5), and a bus with 10,000 names on 1,000 connections.
+ * Well-known names (kdbus.name(7)): validity, every cell of the
+ * NAME_ACQUIRE outcome table (kdbus.name(7)) with its return flags and
+ * notifications, NAME_RELEASE (kdbus.name(7)), queue promotion on release and
+ * disconnect (kdbus.name(7)), the per-connection limit, sending by name
+ * (kdbus.message(7)), and a bus with 10,000 names on 1,000 connections.
  *
  * The third party watching notifications is a monitor: monitors get every
- * kernel notification regardless of match rules (core.md §12), so these
+ * kernel notification regardless of match rules (kdbus.message(7)), so these
  * tests do not depend on the match database.
  */
 #include <poll.h>

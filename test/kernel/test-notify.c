@@ -1,6 +1,6 @@
 // SPDX-License-Identifier: GPL-2.0-or-later
 /*
- * Kernel notifications (core.md §12, registry.md §2.7): layout of ID and
+ * Kernel notifications (kdbus.message(7), kdbus.name(7)): layout of ID and
  * NAME notifications, exactly one per transition, their order within one
  * HELLO and one disconnect, and who receives them.
  *
@@ -165,7 +165,8 @@ KDBUS_TEST(notify, disconnect_order, 0)
 	ASSERT_EQ(n.old_id, id_a);
 	ASSERT_OK(kn_no_notify(mon));
 
-	/* b got its REPLY_DEAD (possibly twice, core.md §11) and nothing else */
+	/* b got its REPLY_DEAD (possibly twice, kdbus.message(7)) and nothing
+	 * else */
 	ASSERT_OK(kn_next_notify(b, &n));
 	ASSERT_EQ(n.type, KDBUS_ITEM_REPLY_DEAD);
 	ASSERT_EQ(n.cookie_reply, 5);

@@ -1,6 +1,6 @@
 // SPDX-License-Identifier: GPL-2.0-or-later
 /*
- * Policy (registry.md §7): the bus database filled by policy holders and
+ * Policy (kdbus.policy(7)): the bus database filled by policy holders and
  * activators, checked for OWN at NAME_ACQUIRE, TALK on unicasts (by name
  * and by id) and TALK of the receiver for broadcasts and signals. Every
  * check runs in a worker process with its own uid, gid and supplementary
@@ -614,7 +614,7 @@ KDBUS_TEST_FULL(policy, matrix, KDBUS_TEST_NO_BUS, 120)
 }
 
 /*
- * A bus without policy (registry.md §7.6 consequences): unprivileged
+ * A bus without policy (kdbus.policy(7) consequences): unprivileged
  * users own nothing, talk only to their own uid; the owner does it all.
  */
 KDBUS_TEST(policy, no_policy_default, KDBUS_TEST_NO_BUS)
@@ -665,7 +665,7 @@ KDBUS_TEST(policy, no_policy_default, KDBUS_TEST_NO_BUS)
 
 /*
  * A pending request opens the return path even where TALK is denied
- * (registry.md §7.6): the root owner calls a uid 1000 peer, which may
+ * (kdbus.policy(7)): the root owner calls a uid 1000 peer, which may
  * not talk to it but may answer once.
  */
 KDBUS_TEST(policy, reply_bypasses_talk, KDBUS_TEST_NO_BUS)
@@ -706,7 +706,7 @@ KDBUS_TEST(policy, reply_bypasses_talk, KDBUS_TEST_NO_BUS)
 }
 
 /*
- * Wildcards (registry.md §7.4): "org.kp.*" covers org.kp.x but neither
+ * Wildcards (kdbus.policy(7)): "org.kp.*" covers org.kp.x but neither
  * org.kp nor org.kp.x.y, and an exact entry shadows the wildcard even
  * when it grants nothing. The 2015 code never recognised the ".*"
  * suffix (it tested the wrong characters) and stored it literally.
@@ -831,7 +831,7 @@ KDBUS_TEST(policy, holder_update, KDBUS_TEST_NO_BUS)
 			      &(struct kdbus_cmd){ .size = sizeof(struct kdbus_cmd) }));
 	KP_ASSERT_RES(KP_DO(&a, KP_SEND, svc->id, NULL, 4), 0);
 
-	/* policy errors (registry.md §7.2); the old rules stay */
+	/* policy errors (kdbus.policy(7)); the old rules stay */
 	ASSERT_ERR(kp_update_policy(holder, NULL, talk_b, 1), EINVAL);
 	ASSERT_ERR(kp_update_policy(holder, "org..kp", talk_b, 1), EINVAL);
 	ASSERT_ERR(kp_update_policy(holder, "org.kp.svc",
@@ -892,7 +892,7 @@ KDBUS_TEST(policy, holder_update, KDBUS_TEST_NO_BUS)
 }
 
 /*
- * An activator's entry (registry.md §4.6) lets the listed user take the
+ * An activator's entry (kdbus.name(7)) lets the listed user take the
  * name over and decides who may talk to it; the activator cannot change
  * it later.
  */
@@ -947,7 +947,7 @@ KDBUS_TEST(policy, activator_entry, KDBUS_TEST_NO_BUS)
 
 /*
  * Broadcasts and unicast signals are filtered per receiver with the
- * receiver's TALK right toward the sender (registry.md §5.4, §7.6).
+ * receiver's TALK right toward the sender (kdbus.match(7), kdbus.policy(7)).
  */
 KDBUS_TEST(policy, broadcast_filter, KDBUS_TEST_NO_BUS)
 {
@@ -1095,7 +1095,7 @@ KDBUS_TEST_FULL(policy, many_credentials, KDBUS_TEST_NO_BUS, 180)
 
 /*
  * A HELLO whose policy fails leaves no trace: the bus sees no ID_ADD
- * for it and its entries are gone (registry.md §1.3, the preferred way).
+ * for it and its entries are gone (kdbus.connection(7), the preferred way).
  * A second NAME item is a parser error.
  */
 KDBUS_TEST(policy, failed_hello_no_trace, KDBUS_TEST_NO_BUS)

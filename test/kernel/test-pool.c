@@ -1,7 +1,8 @@
 // SPDX-License-Identifier: GPL-2.0-or-later
 /*
- * The pool: KDBUS_CMD_FREE errnos (core.md §7.5), slice placement and
- * best-fit reuse (§7.3), EXFULL when the own pool is full (§7.4).
+ * The pool: KDBUS_CMD_FREE errnos (kdbus.pool(7)), slice placement and
+ * best-fit reuse (kdbus.pool(7)), EXFULL when the own pool is full
+ * (kdbus.pool(7)).
  */
 #include <fcntl.h>
 #include <stdlib.h>

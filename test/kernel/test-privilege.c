@@ -1,6 +1,6 @@
 // SPDX-License-Identifier: GPL-2.0-or-later
 /*
- * Privileged connections (registry.md §1.2, core.md §3.2): who is bus
+ * Privileged connections (kdbus.connection(7)): who is bus
  * owner or privileged, decided from the credentials that opened the
  * endpoint; only owners make monitors, activators and policy holders or
  * fake credentials, and nobody is owner on a custom endpoint.
@@ -256,7 +256,7 @@ KDBUS_TEST(privilege, owner_by_uid, KDBUS_TEST_NO_BUS)
 
 /*
  * Privilege comes from the credentials that opened the endpoint, not
- * from the task that says HELLO (registry.md §1.2).
+ * from the task that says HELLO (kdbus.connection(7)).
  */
 KDBUS_TEST(privilege, opener_credentials, KDBUS_TEST_NO_BUS)
 {
@@ -300,7 +300,7 @@ KDBUS_TEST(privilege, opener_credentials, KDBUS_TEST_NO_BUS)
 }
 
 /*
- * Nobody is owner on a custom endpoint, not even root (core.md §5.3):
+ * Nobody is owner on a custom endpoint, not even root (kdbus.endpoint(7)):
  * monitors are EOPNOTSUPP, everything else EPERM.
  */
 KDBUS_TEST(privilege, custom_endpoint_never_owner, KDBUS_TEST_NO_BUS)
@@ -332,7 +332,7 @@ KDBUS_TEST(privilege, custom_endpoint_never_owner, KDBUS_TEST_NO_BUS)
 }
 
 /*
- * Order of the HELLO checks (registry.md §1.3): format errors come
+ * Order of the HELLO checks (kdbus.connection(7)): format errors come
  * before the privilege test, the privilege test before attach flags.
  */
 KDBUS_TEST(privilege, check_order, KDBUS_TEST_NO_BUS)

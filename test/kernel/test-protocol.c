@@ -1,6 +1,6 @@
 // SPDX-License-Identifier: GPL-2.0-or-later
 /*
- * The command protocol common to all ioctls (core.md §2, abi.md §5.3):
+ * The command protocol common to all ioctls (kdbus(7)):
  * argument pointer rules, bad sizes, misaligned/overlong/trailing items,
  * unknown and duplicate items, unknown flags with and without
  * KDBUS_FLAG_NEGOTIATE, the NEGOTIATE item, return_flags, unknown request
@@ -159,7 +159,7 @@ KDBUS_TEST(protocol, bad_sizes, 0)
 	END_LOOP_TEST();
 }
 
-/* item chain rules (abi.md §2.2), checked on CONN_INFO */
+/* item chain rules (kdbus.item(7)), checked on CONN_INFO */
 KDBUS_TEST(protocol, item_chain, 0)
 {
 	struct kdbus_cmd_info *cmd;
@@ -430,7 +430,7 @@ KDBUS_TEST(protocol, unknown_request, 0)
 	return TEST_OK;
 }
 
-/* known requests on a handle in the wrong state (§1.4) */
+/* known requests on a handle in the wrong state (kdbus(7)) */
 KDBUS_TEST(protocol, wrong_handle_state, 0)
 {
 	uint64_t *buf = cmd_new(64);
@@ -499,7 +499,7 @@ KDBUS_TEST(protocol, garbage_fds, 0)
 	return TEST_OK;
 }
 
-/* RECV on an empty queue: EAGAIN with its outputs written (§10.3) */
+/* RECV on an empty queue: EAGAIN with its outputs written (kdbus.message(7)) */
 KDBUS_TEST(protocol, recv_empty_outputs, 0)
 {
 	struct kdbus_cmd_recv r = { .size = sizeof(r) };

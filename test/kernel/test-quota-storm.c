@@ -1,9 +1,9 @@
 // SPDX-License-Identifier: GPL-2.0-or-later
 /*
- * Per-user quotas under a storm (issue 7, abi.md §5.1, core.md §3.3,
- * §7.6, §18, registry.md §3, §8): an unprivileged user (UA, a forked
- * child) drives each limit to its errno while a second user (UB, and
- * root) still sends and receives; after UA's connections are gone the
+ * Per-user quotas under a storm (issue 7; kdbus(7), kdbus.connection(7),
+ * kdbus.pool(7), kdbus.name(7)): an unprivileged
+ * user (UA, a forked child) drives each limit to its errno while a second user
+ * (UB, and root) still sends and receives; after UA's connections are gone the
  * budget is usable again and the memory is given back.
  */
 #include <fcntl.h>
@@ -28,7 +28,7 @@
 	static int storm_fn_##_name(					\
 		struct kdbus_test_env *env __attribute__((unused)))
 
-/* limits of abi.md §5.1 that kdbus-util.h does not carry */
+/* limits of kdbus(7) that kdbus-util.h does not carry */
 #define KDBUS_CONN_MAX_NAMES	256
 #define KDBUS_MATCH_MAX		256
 

@@ -1,6 +1,6 @@
 // SPDX-License-Identifier: GPL-2.0-or-later
 /*
- * Receive-queue quotas (core.md §7.6, §7.7, abi.md §5.1): the per-user
+ * Receive-queue quotas (kdbus.pool(7), kdbus(7)): the per-user
  * message count, the per-user pool share, a receiver that never frees,
  * and a flooding user that does not starve a second user.
  */
@@ -90,7 +90,7 @@ KDBUS_TEST(quota, pool_share, 0)
 /*
  * A second user still gets through while the first is at its quota. The
  * receiver is opened as the flooding user (TALK between different
- * unprivileged users is denied without policy, registry.md §7.6); the
+ * unprivileged users is denied without policy, kdbus.policy(7)); the
  * flooder runs setuid in a forked child, the second user is root.
  */
 KDBUS_TEST(quota, flood_other_user_flows, 0)
@@ -242,7 +242,7 @@ KDBUS_TEST(quota, receiver_never_frees, 0)
 /*
  * The half rule: queued messages of everybody may take at most half of
  * the pool, whatever the number of sending users (faked-uid senders,
- * core.md §3.3, each one its own user).
+ * kdbus.connection(7), each one its own user).
  */
 KDBUS_TEST(quota, half_pool_for_queue, 0)
 {

@@ -1,6 +1,6 @@
 // SPDX-License-Identifier: GPL-2.0-or-later
 /*
- * Reply tracking (core.md §8.8, §11, §12): replies matched by cookie,
+ * Reply tracking (kdbus.message(7)): replies matched by cookie,
  * EBADSLT for unexpected replies, REPLY_TIMEOUT and REPLY_DEAD
  * notifications, the pending-request limit.
  */
@@ -30,7 +30,7 @@ static int request(struct kdbus_conn *a, uint64_t dst, uint64_t cookie,
 			  "req", 3);
 }
 
-/* check a REPLY_TIMEOUT / REPLY_DEAD notification (§4.6, §12) */
+/* check a REPLY_TIMEOUT / REPLY_DEAD notification (kdbus.message(7)) */
 static int check_notification(struct kdbus_conn *c, struct kdbus_msg *m,
 			      uint64_t type, uint64_t cookie)
 {
@@ -151,7 +151,7 @@ KDBUS_TEST(reply, dead_after_receive, 0)
 }
 
 /* the replier disconnects with the request still queued: REPLY_DEAD
- * (possibly twice, §11) and nothing else */
+ * (possibly twice, kdbus.message(7)) and nothing else */
 KDBUS_TEST(reply, dead_unreceived, 0)
 {
 	struct kdbus_conn *a, *b;

@@ -1,6 +1,6 @@
 // SPDX-License-Identifier: GPL-2.0-or-later
 /*
- * Synchronous calls, KDBUS_SEND_SYNC_REPLY (core.md §8.9): answered,
+ * Synchronous calls, KDBUS_SEND_SYNC_REPLY (kdbus.message(7)): answered,
  * timed out, deadline already past, peer closing or dropping mid-call,
  * interrupted by a signal with and without SA_RESTART (resume without a
  * second copy), own connection shut down, cancel fd, fds refused.
@@ -206,7 +206,7 @@ static int sync_peer_gone(struct kdbus_test_env *env,
 				   "q", 1, NULL, NULL), EPIPE);
 	ASSERT_EQ(kdbus_wait_child(pid), TEST_OK);
 	/* the synchronous record is gone: at most REPLY_DEAD notifications
-	 * may follow (§11), no reply */
+	 * may follow (kdbus.message(7)), no reply */
 	while (kdbus_wait_readable(a->fd, 300) == 1) {
 		struct kdbus_msg *m;
 		uint64_t off;
@@ -280,7 +280,7 @@ static int peer_answer_once(struct kdbus_conn *b, void *arg)
 	return TEST_OK;
 }
 
-/* without SA_RESTART: EINTR, then the same SEND resumes (§8.9 step 5) */
+/* without SA_RESTART: EINTR, then the same SEND resumes (kdbus.message(7)) */
 KDBUS_TEST(sync, signal_eintr_resume, 0)
 {
 	struct kdbus_conn *a, *b;
@@ -306,7 +306,7 @@ KDBUS_TEST(sync, signal_eintr_resume, 0)
 }
 
 /* the reply arrives while the caller is interrupted: the resumed call
- * returns it (intended behaviour, core.md §8.9 step 5, §21 e) */
+ * returns it (intended behaviour, kdbus.message(7), kdbus(7) e) */
 KDBUS_TEST(sync, signal_reply_while_interrupted, 0)
 {
 	struct kdbus_conn *a, *b;
@@ -468,7 +468,7 @@ KDBUS_TEST(sync, cancel_fd, 0)
 		   ECANCELED);
 	ASSERT(kdbus_now_ns() - t0 < 5000 * MSEC);
 	ASSERT_EQ(kdbus_wait_child(pid), TEST_OK);
-	/* the request was delivered (§2.7) */
+	/* the request was delivered (kdbus(7)) */
 	ASSERT_OK(kdbus_recv(b, KDBUS_RECV_DROP, 0, NULL));
 	kdbus_conn_free(a);
 	kdbus_conn_free(b);

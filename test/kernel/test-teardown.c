@@ -1,9 +1,9 @@
 // SPDX-License-Identifier: GPL-2.0-or-later
 /*
- * Teardown: KDBUS_CMD_BYEBYE (core.md §17.1), disconnect as seen by peers
- * (§17.2), bus teardown with live handles (§17.4), mappings that outlive
- * the connection (§7.1), and many connections opened and closed with no
- * leak of pool memory.
+ * Teardown: KDBUS_CMD_BYEBYE (kdbus.connection(7)), disconnect as seen by peers
+ * (kdbus.connection(7)), bus teardown with live handles (kdbus.connection(7)),
+ * mappings that outlive the connection (kdbus.pool(7)), and many connections
+ * opened and closed with no leak of pool memory.
  */
 #include <fcntl.h>
 #include <poll.h>
@@ -47,7 +47,7 @@ KDBUS_TEST(teardown, byebye, 0)
 	ASSERT_ERR(kdbus_conn_info(b, a->id, NULL, 0, NULL, NULL), ENXIO);
 	/* the mapping stays readable */
 	ASSERT_EQ(info->id, a->id);
-	/* even for codes this state never accepts (§1.4 step 3) */
+	/* even for codes this state never accepts (kdbus(7)) */
 	cmd.flags = 0;
 	ASSERT_ERR(kdbus_ioctl(a->fd, KDBUS_CMD_ENDPOINT_UPDATE, &cmd),
 		   ECONNRESET);
@@ -56,7 +56,7 @@ KDBUS_TEST(teardown, byebye, 0)
 	return TEST_OK;
 }
 
-/* closing the bus owner fd tears everything down (§17.4) */
+/* closing the bus owner fd tears everything down (kdbus.connection(7)) */
 KDBUS_TEST(teardown, bus_close_with_connections, 0)
 {
 	struct kdbus_cmd_hello h = { .size = sizeof(h),
@@ -246,7 +246,7 @@ KDBUS_TEST_FULL(teardown, conn_count_released, 0, 300)
 	return kdbus_wait_child(pid);
 }
 
-/* SEND and RECV after BYEBYE: ECONNRESET (§17.1) */
+/* SEND and RECV after BYEBYE: ECONNRESET (kdbus.connection(7)) */
 KDBUS_TEST(teardown, send_recv_after_byebye, 0)
 {
 	struct kdbus_conn *a, *b;

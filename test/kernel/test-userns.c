@@ -1,10 +1,10 @@
 // SPDX-License-Identifier: GPL-2.0-or-later
 /*
- * Namespace translation of metadata (registry.md §9.5, §9.6, §11): a
- * process in a new user namespace (root inside, uid 1000 outside) and a
- * new pid namespace talks to the initial namespaces. Each side sees the
- * other's ids as mapped into its own user namespace (overflow ids where
- * unmappable), pids as numbered in its own pid namespace (0 where
+ * Namespace translation of metadata (kdbus.connection(7), kdbus.item(7),
+ * kdbus.fs(7)): a process in a new user namespace (root inside, uid 1000
+ * outside) and a new pid namespace talks to the initial namespaces. Each side
+ * sees the other's ids as mapped into its own user namespace (overflow ids
+ * where unmappable), pids as numbered in its own pid namespace (0 where
  * invisible), and capabilities translated by namespace ownership.
  */
 #include <fcntl.h>

@@ -4,7 +4,8 @@
  *
  * This is the ABI of kdbus as last proposed for mainline Linux in 2015.
  * Every constant, structure layout and ioctl request number is fixed;
- * see ../shared/spec/abi.md (the layouts are asserted by test/host/abi.c).
+ * see kdbus(7) and the pages it lists (the layouts are asserted by
+ * test/host/abi.c).
  *
  * All structures are 8-byte aligned and built only from fixed-width
  * fields, so 32-bit and 64-bit callers share one layout. Variable-size
