@@ -56,6 +56,7 @@
 #include "bus.h"
 #include "connection.h"
 #include "endpoint.h"
+#include "fds.h"
 #include "handle.h"
 #include "item.h"
 #include "limits.h"
@@ -289,8 +290,9 @@ struct kdbus_staging *kdbus_staging_new_kernel(struct kdbus_bus *bus,
 }
 
 /*
- * Pin the files of an FDS item. Kdbus handles and unix sockets are refused
- * (they could be used to create reference cycles) unless opened O_PATH.
+ * Pin the files of an FDS item. Only files that cannot hold references
+ * to other files may travel (fds.c): anything else could keep the
+ * receiving connection alive through a reference cycle.
  */
 static int kdbus_staging_import_fds(struct kdbus_staging *staging,
 				    const struct kdbus_item *item,
@@ -299,6 +301,7 @@ static int kdbus_staging_import_fds(struct kdbus_staging *staging,
 	size_t i, n = KDBUS_ITEM_PAYLOAD_SIZE(item) / sizeof(int);
 	struct kdbus_gaps *gaps = staging->gaps;
 	struct file *f;
+	int ret;
 
 	if (n == 0)
 		return 0;
@@ -306,8 +309,6 @@ static int kdbus_staging_import_fds(struct kdbus_staging *staging,
 	gaps->fd_offset = fd_offset;
 
 	for (i = 0; i < n; ++i) {
-		struct socket *sock;
-
 		if (item->fds[i] < 0)
 			return -EBADF;
 
@@ -317,15 +318,9 @@ static int kdbus_staging_import_fds(struct kdbus_staging *staging,
 
 		gaps->fd_files[gaps->n_fds++] = f;
 
-		if (f->f_mode & FMODE_PATH)
-			continue;
-
-		if (f->f_op == &kdbus_handle_ops)
-			return -EOPNOTSUPP;
-
-		sock = sock_from_file(f);
-		if (sock && sock->sk && sock->sk->sk_family == AF_UNIX)
-			return -EOPNOTSUPP;
+		ret = kdbus_fd_may_travel(f);
+		if (ret < 0)
+			return ret;
 	}
 
 	return 0;
