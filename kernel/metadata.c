@@ -31,7 +31,9 @@
  *    or write) held by the caller. The locks here are leaves except for
  *    that: name_registry->rwlock -> conn->lock -> mp->lock / mc->lock ->
  *    mmap_lock of current (the command line is copied from user memory),
- *    the RCU read lock and kernfs_rename_lock.
+ *    the RCU read lock and kernfs_rename_lock. kdbus_meta_emit() also
+ *    takes a custom endpoint's policy_db->entries_rwlock (read) and
+ *    cache_lock under mc->lock; both are leaves.
  */
 
 #include <linux/audit.h>
@@ -65,6 +67,7 @@
 #include "item.h"
 #include "metadata.h"
 #include "names.h"
+#include "policy.h"
 #include "util.h"
 
 /* the argument area is delivered up to this many bytes (kdbus.connection(7)) */
@@ -740,6 +743,53 @@ static char *kdbus_meta_exe_path(const struct path *exe,
 	return str;
 }
 
+/*
+ * The OWNED_NAME items @conn may be given: all of them on the default
+ * endpoint; on a custom endpoint only those of names its policy lets it
+ * SEE, as for LIST, CONN_INFO by name and notifications (SECURITY.md,
+ * "Confinement by custom endpoints"). The 2015 text attaches every name;
+ * the endpoint's confinement wins. The filtered items are copied once
+ * into a buffer of their own, so that a policy change between measuring
+ * and writing cannot change the size. Policy locks are leaves (design.md
+ * §3), so they may be taken here under mc->lock.
+ */
+static int kdbus_meta_visible_names(struct kdbus_meta_conn *mc,
+				    const struct kdbus_conn *conn,
+				    const void **out, size_t *out_size,
+				    void **to_free)
+{
+	const struct kdbus_item *it = mc->owned_names_items;
+	const u8 *end = (const u8 *)it + mc->owned_names_size;
+	u8 *buf;
+	size_t n = 0;
+
+	*to_free = NULL;
+	if (!conn->ep->user) {
+		*out = mc->owned_names_items;
+		*out_size = mc->owned_names_size;
+		return 0;
+	}
+
+	buf = kmalloc(mc->owned_names_size, GFP_KERNEL_ACCOUNT);
+	if (!buf)
+		return -ENOMEM;
+
+	for (; (const u8 *)it < end; it = KDBUS_ITEM_NEXT(it)) {
+		const char *name = it->name.name;
+
+		if (kdbus_policy_query(&conn->ep->policy_db, conn->cred, name,
+				       kdbus_strhash(name)) < KDBUS_POLICY_SEE)
+			continue;
+		memcpy(buf + n, it, KDBUS_ALIGN8(it->size));
+		n += KDBUS_ALIGN8(it->size);
+	}
+
+	*out = buf;
+	*out_size = n;
+	*to_free = buf;
+	return 0;
+}
+
 /**
  * kdbus_meta_emit() - render metadata items for a receiver
  * @mp:		process metadata, or NULL
@@ -753,6 +803,8 @@ static char *kdbus_meta_exe_path(const struct path *exe,
  *
  * Items are emitted in the order of kdbus.item(7), each only if it is in
  * @mask and its data exists. Every item is padded to 8 bytes with zeros.
+ * A receiver on a custom endpoint gets only the OWNED_NAME items of names
+ * its endpoint lets it SEE.
  *
  * Return: 0 on success, negative error code on failure.
  */
@@ -767,6 +819,9 @@ int kdbus_meta_emit(struct kdbus_meta_proc *mp,
 	struct kdbus_item *items = NULL, *item;
 	const char *exe = NULL;
 	char *exe_buf = NULL;
+	const void *names = NULL;
+	void *names_buf = NULL;
+	size_t names_size = 0;
 	u64 have = 0;
 	size_t size = 0;
 	int ret = 0;
@@ -809,6 +864,13 @@ int kdbus_meta_emit(struct kdbus_meta_proc *mp,
 			mask &= ~KDBUS_ATTACH_EXE;
 	}
 
+	if (mask & KDBUS_ATTACH_NAMES) {
+		ret = kdbus_meta_visible_names(mc, conn, &names, &names_size,
+					       &names_buf);
+		if (ret < 0)
+			goto exit_unlock;
+	}
+
 	/* measure */
 	if (mask & KDBUS_ATTACH_CREDS)
 		size += KDBUS_ITEM_SIZE(sizeof(struct kdbus_creds));
@@ -835,7 +897,7 @@ int kdbus_meta_emit(struct kdbus_meta_proc *mp,
 	if (mask & KDBUS_ATTACH_AUDIT)
 		size += KDBUS_ITEM_SIZE(sizeof(struct kdbus_audit));
 	if (mask & KDBUS_ATTACH_NAMES)
-		size += mc->owned_names_size;
+		size += names_size;
 	if (mask & KDBUS_ATTACH_CONN_DESCRIPTION)
 		size += KDBUS_ITEM_SIZE(strlen(mc->conn_description) + 1);
 	if (mask & KDBUS_ATTACH_TIMESTAMP)
@@ -942,9 +1004,9 @@ int kdbus_meta_emit(struct kdbus_meta_proc *mp,
 		item = KDBUS_ITEM_NEXT(item);
 	}
 
-	if (mask & KDBUS_ATTACH_NAMES) {
-		memcpy(item, mc->owned_names_items, mc->owned_names_size);
-		item = (void *)((u8 *)item + mc->owned_names_size);
+	if ((mask & KDBUS_ATTACH_NAMES) && names_size) {
+		memcpy(item, names, names_size);
+		item = (void *)((u8 *)item + names_size);
 	}
 
 	if (mask & KDBUS_ATTACH_CONN_DESCRIPTION)
@@ -970,5 +1032,6 @@ exit_unlock:
 	if (mp)
 		mutex_unlock(&mp->lock);
 	kfree(exe_buf);
+	kfree(names_buf);
 	return ret;
 }

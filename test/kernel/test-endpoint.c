@@ -789,3 +789,123 @@ KDBUS_TEST_FULL(endpoint, own_accounting, KDBUS_TEST_NO_BUS, 300)
 	close(bus_fd);
 	return TEST_OK;
 }
+
+/* the OWNED_NAME items of a metadata item list, as "a,b," into buf */
+static void owned_names(const struct kdbus_item *it, const uint8_t *end,
+			char *buf, size_t len)
+{
+	size_t n = 0;
+
+	buf[0] = '\0';
+	for (; (const uint8_t *)it < end;
+	     it = (const void *)((const uint8_t *)it + KDBUS_ALIGN8(it->size)))
+		if (it->type == KDBUS_ITEM_OWNED_NAME && n < len)
+			n += snprintf(buf + n, len - n, "%s,", it->name.name);
+}
+
+/*
+ * A confined client must not learn the names its endpoint hides through
+ * metadata: neither in CONN_INFO by id nor in the OWNED_NAME items of a
+ * reply from a peer that owns a visible and a hidden name (issue 12,
+ * defect 5). Runs as uid 1000 in a child.
+ */
+KDBUS_TEST(endpoint, owned_names_confined, KDBUS_TEST_NO_BUS)
+{
+	static const uint64_t bus_world_own[][3] = {
+		{ KDBUS_POLICY_ACCESS_WORLD, KDBUS_POLICY_OWN, 0 },
+	};
+	char path[256], name[64], epp[320];
+	struct kdbus_conn *svc, *holder;
+	struct kdbus_cmd *cmd;
+	struct kdbus_msg *m;
+	uint64_t off, svc_id;
+	int bus_fd, ep_fd, p[2];
+	pid_t pid;
+
+	bus_fd = kp_bus_world(path, sizeof(path));
+	ASSERT_OK(bus_fd);
+	ASSERT_OK(kp_hello_policy(path, KDBUS_HELLO_POLICY_HOLDER, "org.kp.*",
+				  bus_world_own, 1, &holder));
+	ASSERT_OK(kdbus_hello(path, 0, 0, KDBUS_DEFAULT_POOL, &svc));
+	ASSERT_OK(kp_acquire(svc, "org.kp.visible", 0));
+	ASSERT_OK(kp_acquire(svc, "org.kp.secret", 0));
+	svc_id = svc->id;
+
+	kdbus_unique_name(name, sizeof(name), "sandbox");
+	ep_fd = kp_ep_make(path, KDBUS_MAKE_ACCESS_WORLD, name);
+	ASSERT_OK(ep_fd);
+	ep_path(epp, sizeof(epp), path, name);
+	cmd = cmd_new(sizeof(*cmd));
+	kp_add_name(cmd, "org.kp.visible");
+	kp_add_access(cmd, KDBUS_POLICY_ACCESS_WORLD, KDBUS_POLICY_TALK, 0);
+	ASSERT_OK(kp_ep_update(ep_fd, cmd));
+	cmd_free(cmd);
+
+	ASSERT(pipe(p) == 0);
+	pid = kdbus_fork_as(UID_A, GID_A);
+	ASSERT(pid >= 0);
+	if (pid == 0) {
+		struct kdbus_conn *c;
+		struct kdbus_info *info;
+		char names[256];
+		int r;
+
+		close(p[0]);
+		if (kdbus_hello(epp, 0, KDBUS_ATTACH_NAMES, KDBUS_DEFAULT_POOL,
+				&c) < 0)
+			_exit(TEST_FAIL);
+		/* CONN_INFO by id: the peer is visible, its secret is not */
+		if (kdbus_conn_info(c, svc_id, NULL, KDBUS_ATTACH_NAMES, &info,
+				    &off) < 0)
+			_exit(TEST_FAIL);
+		owned_names(info->items, (const uint8_t *)info + info->size,
+			    names, sizeof(names));
+		if (strcmp(names, "org.kp.visible,")) {
+			DIAG("CONN_INFO by id gave names \"%s\"", names);
+			_exit(TEST_FAIL);
+		}
+		kdbus_free(c, off);
+		/* by the hidden name: as if it did not exist */
+		r = kdbus_conn_info(c, 0, "org.kp.secret", KDBUS_ATTACH_NAMES,
+				    &info, &off);
+		if (r != -ESRCH)
+			_exit(TEST_FAIL);
+		/* a call by name; the reply's metadata carries the names */
+		if (kn_send_name(c, "org.kp.visible", KDBUS_DST_ID_NAME, 77,
+				 KDBUS_MSG_EXPECT_REPLY,
+				 kdbus_now_ns() + 5000000000ULL) < 0)
+			_exit(TEST_FAIL);
+		if (write(p[1], &c->id, sizeof(c->id)) != sizeof(c->id))
+			_exit(TEST_FAIL);
+		if (kdbus_wait_recv(c, 5000, &m, &off) < 0)
+			_exit(TEST_FAIL);
+		owned_names(m->items, (const uint8_t *)m + m->size, names,
+			    sizeof(names));
+		if (m->src_id != svc_id || strcmp(names, "org.kp.visible,")) {
+			DIAG("reply from %llu carried names \"%s\"",
+			     (unsigned long long)m->src_id, names);
+			_exit(TEST_FAIL);
+		}
+		_exit(TEST_OK);
+	}
+	close(p[1]);
+	{
+		uint64_t cid;
+		struct kdbus_msg *call;
+
+		ASSERT(read(p[0], &cid, sizeof(cid)) == sizeof(cid));
+		ASSERT_OK(kdbus_wait_recv(svc, 5000, &call, &off));
+		ASSERT_EQ(call->src_id, cid);
+		ASSERT_EQ(call->cookie, 77);
+		ASSERT_OK(kdbus_free(svc, off));
+		ASSERT_OK(kdbus_send(svc, cid, 78, 0, 77, 0, "r", 1));
+	}
+	close(p[0]);
+	RUN(kdbus_wait_child(pid));
+
+	kdbus_conn_free(svc);
+	kdbus_conn_free(holder);
+	close(ep_fd);
+	close(bus_fd);
+	return TEST_OK;
+}
