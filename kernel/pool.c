@@ -13,10 +13,14 @@
  * Locking:
  *  - pool->lock protects everything in the pool and all its slices
  *    (trees, list, sizes, flags, @accounted_size).
- *  - The shmem file is written with vfs_iter_write()/kernel_write()
- *    without pool->lock: the caller owns the slice (kernel reference), so
- *    its range cannot be handed out twice. Pages of the file are protected
- *    by the page cache's own locking.
+ *  - The shmem file's pages are written directly (kdbus_pool_write_iter())
+ *    without pool->lock and without the file's inode lock: the caller owns
+ *    the slice (kernel reference), so its range cannot be handed out
+ *    twice, and writers of different slices of one page touch disjoint
+ *    bytes. Not going through write_iter() also means no writer's
+ *    RLIMIT_FSIZE applies (a notification written by a task with a zero
+ *    file-size limit reaches every receiver) and two senders to one
+ *    receiver do not serialise on its inode lock.
  *  - pool->lock is a leaf lock; it is never held while calling into the
  *    VFS or user memory.
  *  - Every byte written into a pool is counted (stats.c) by its source:
@@ -544,23 +548,50 @@ void kdbus_pool_accounted(struct kdbus_pool *pool, size_t *size, size_t *acc)
 	mutex_unlock(&pool->lock);
 }
 
-/* write @iter into @slice; bytes really written are added to @stat */
+/*
+ * Write @iter into @slice at @off, page by page into the shmem file's
+ * page cache; bytes really written are added to @stat. A short copy
+ * (unreadable user memory) is -EFAULT.
+ */
 static ssize_t kdbus_pool_write_iter(const struct kdbus_pool_slice *slice,
 				     loff_t off, struct iov_iter *iter,
 				     size_t total_len, enum kdbus_stat stat)
 {
+	struct address_space *mapping = slice->pool->f->f_mapping;
+	size_t done = 0;
+	ssize_t ret = 0;
 	loff_t pos;
-	ssize_t len;
 
 	if (off < 0 || off > slice->size || total_len > slice->size - off)
 		return -EFAULT;
 
 	pos = slice->off + off;
-	len = vfs_iter_write(slice->pool->f, iter, &pos, 0);
-	if (len > 0)
-		kdbus_stats_add(stat, len);
+	while (done < total_len) {
+		size_t poff = offset_in_page(pos);
+		size_t n = min_t(size_t, PAGE_SIZE - poff, total_len - done);
+		struct page *page;
+		size_t copied;
 
-	return (len >= 0 && len != total_len) ? -EFAULT : len;
+		page = shmem_read_mapping_page(mapping, pos >> PAGE_SHIFT);
+		if (IS_ERR(page)) {
+			ret = PTR_ERR(page);
+			break;
+		}
+		copied = copy_page_from_iter(page, poff, n, iter);
+		set_page_dirty(page);
+		put_page(page);
+
+		done += copied;
+		pos += copied;
+		if (copied != n) {
+			ret = -EFAULT;
+			break;
+		}
+	}
+
+	if (done > 0)
+		kdbus_stats_add(stat, done);
+	return ret < 0 ? ret : (ssize_t)done;
 }
 
 /**
@@ -624,10 +655,9 @@ int kdbus_pool_slice_copy(const struct kdbus_pool_slice *slice_dst,
 			  const struct kdbus_pool_slice *slice_src)
 {
 	struct file *f_src = slice_src->pool->f;
-	struct file *f_dst = slice_dst->pool->f;
 	size_t len = slice_src->size;
 	loff_t off_src = slice_src->off;
-	loff_t off_dst = slice_dst->off;
+	loff_t off_dst = 0;
 	void *buf;
 	int ret = 0;
 
@@ -640,6 +670,8 @@ int kdbus_pool_slice_copy(const struct kdbus_pool_slice *slice_dst,
 
 	while (len > 0) {
 		size_t chunk = min_t(size_t, len, PAGE_SIZE);
+		struct kvec kvec = { .iov_base = buf, .iov_len = chunk };
+		struct iov_iter iter;
 		ssize_t n;
 
 		n = kernel_read(f_src, buf, chunk, &off_src);
@@ -648,14 +680,15 @@ int kdbus_pool_slice_copy(const struct kdbus_pool_slice *slice_dst,
 			break;
 		}
 
-		n = kernel_write(f_dst, buf, chunk, &off_dst);
-		if (n > 0)
-			kdbus_stats_add(KDBUS_STAT_COPY_POOL, n);
+		iov_iter_kvec(&iter, ITER_SOURCE, &kvec, 1, chunk);
+		n = kdbus_pool_write_iter(slice_dst, off_dst, &iter, chunk,
+					  KDBUS_STAT_COPY_POOL);
 		if (n != chunk) {
 			ret = n < 0 ? n : -EFAULT;
 			break;
 		}
 
+		off_dst += chunk;
 		len -= chunk;
 	}
 

@@ -1,0 +1,179 @@
+// SPDX-License-Identifier: GPL-2.0-or-later
+/*
+ * The "confirm or refute" list of issue 12 (SECURITY.md): properties of
+ * the shared bus that other users' limits and resources must not break.
+ */
+
+#include <fcntl.h>
+#include <signal.h>
+#include <stdlib.h>
+#include <sys/mman.h>
+#include <sys/resource.h>
+#include <sys/wait.h>
+#include <unistd.h>
+
+#include "kdbus-test.h"
+#include "kdbus-util.h"
+
+/*
+ * Pool writes do not depend on the writer's RLIMIT_FSIZE. A task whose
+ * file-size limit is 0 sends a message and disconnects: the message and
+ * the notifications its disconnect causes (written into other pools in
+ * its context) all arrive. On a module writing pools through the VFS,
+ * every such write failed with EFBIG for every receiver.
+ */
+KDBUS_TEST(security, rlimit_fsize_no_effect_on_pools, 0)
+{
+	static const char name[] = "org.kdbus.test.Fsize";
+	struct kdbus_conn *mon, *r;
+	struct kn_notify n;
+	struct kdbus_msg *m;
+	uint64_t off, child_id = 0;
+	bool name_removed = false, id_removed = false;
+	int p[2], status;
+	pid_t pid;
+
+	ASSERT_OK(kn_monitor(env->bus_path, &mon));
+	ASSERT_OK(kdbus_hello(env->bus_path, 0, 0, KDBUS_DEFAULT_POOL, &r));
+	ASSERT(pipe(p) == 0);
+	pid = fork();
+	ASSERT(pid >= 0);
+	if (pid == 0) {
+		struct rlimit rl = { 0, 0 };
+		struct kdbus_conn *c;
+
+		close(p[0]);
+		signal(SIGXFSZ, SIG_IGN);
+		if (kdbus_hello(env->bus_path, 0, 0, KDBUS_DEFAULT_POOL, &c) < 0 ||
+		    kn_acquire(c, name, 0, NULL) < 0)
+			_exit(1);
+		if (write(p[1], &c->id, sizeof(c->id)) != sizeof(c->id))
+			_exit(1);
+		if (setrlimit(RLIMIT_FSIZE, &rl) < 0)
+			_exit(1);
+		if (kdbus_send(c, r->id, 1, 0, 0, 0, "fsize", 5) < 0)
+			_exit(2);
+		_exit(0);	/* the disconnect notifies in this context */
+	}
+	close(p[1]);
+	ASSERT(read(p[0], &child_id, sizeof(child_id)) == sizeof(child_id));
+	close(p[0]);
+	ASSERT(waitpid(pid, &status, 0) == pid);
+	if (WIFEXITED(status) && WEXITSTATUS(status) == 2)
+		kdbus_diag("SEND failed under RLIMIT_FSIZE=0");
+	ASSERT(WIFEXITED(status) && WEXITSTATUS(status) == 0);
+
+	ASSERT_OK(kdbus_wait_recv(r, 2000, &m, &off));
+	ASSERT_EQ(m->src_id, child_id);
+	ASSERT_OK(kdbus_free(r, off));
+
+	/* the monitor saw the disconnect's notifications */
+	for (int i = 0; i < 50 && !(name_removed && id_removed); i++) {
+		int ret = kn_next_notify(mon, &n);
+
+		if (ret == -EAGAIN) {
+			kdbus_msleep(20);
+			continue;
+		}
+		ASSERT(ret >= 0);
+		if (n.type == KDBUS_ITEM_NAME_REMOVE && !strcmp(n.name, name))
+			name_removed = true;
+		if (n.type == KDBUS_ITEM_ID_REMOVE && n.old_id == child_id)
+			id_removed = true;
+	}
+	if (!name_removed || !id_removed)
+		kdbus_diag("lost: %s%s", name_removed ? "" : "NAME_REMOVE ",
+			   id_removed ? "" : "ID_REMOVE");
+	ASSERT(name_removed && id_removed);
+
+	kdbus_conn_free(r);
+	kdbus_conn_free(mon);
+	return TEST_OK;
+}
+
+/*
+ * HELLO has no upper bound on pool_size (abi.md: none of its own), and
+ * needs none: the pool is a sparse shmem file (VM_NORESERVE) whose pages
+ * exist only where messages are written, and what senders can make a
+ * receiver hold is bounded per sending user by message counts and sizes,
+ * not by the pool's size. A 1 TiB pool costs nothing; a size no shmem
+ * file can have is EINVAL.
+ */
+KDBUS_TEST(security, pool_size_no_upper_bound_needed, 0)
+{
+	struct kdbus_cmd_hello h;
+	struct kdbus_conn *big, *s, *none = NULL;
+	struct kdbus_msg *m;
+	long before, after;
+	uint64_t off;
+
+	before = kdbus_meminfo_kb("Shmem");
+	ASSERT_OK(kdbus_hello(env->bus_path, 0, 0, 1ULL << 40, &big));
+	ASSERT_OK(kdbus_hello(env->bus_path, 0, 0, KDBUS_DEFAULT_POOL, &s));
+	ASSERT_OK(kdbus_send(s, big->id, 1, 0, 0, 0, "x", 1));
+	ASSERT_OK(kdbus_recv_msg(big, 0, 0, &m, &off));
+	ASSERT_EQ(m->src_id, s->id);
+	ASSERT_OK(kdbus_free(big, off));
+	after = kdbus_meminfo_kb("Shmem");
+	ASSERT(before >= 0 && after >= 0);
+	if (after - before > 4096) {
+		kdbus_diag("a 1 TiB pool took %ld kB of Shmem", after - before);
+		return TEST_FAIL;
+	}
+	kdbus_conn_free(big);
+
+	memset(&h, 0, sizeof(h));
+	h.size = sizeof(h);
+	h.pool_size = 1ULL << 63;
+	ASSERT_ERR(kdbus_hello_cmd(env->bus_path, &h, &none), EINVAL);
+	kdbus_conn_free(s);
+	return TEST_OK;
+}
+
+static int send_memfds(struct kdbus_conn *c, uint64_t dst, int fd,
+		       unsigned int n)
+{
+	struct kdbus_msg *m = kdbus_msg_new(dst, 5, 0, 0, NULL, 0);
+	struct kdbus_memfd mf = { .start = 0, .size = 8, .fd = fd };
+	int r;
+
+	while (n--)
+		cmd_add_item(m, KDBUS_ITEM_PAYLOAD_MEMFD, &mf, sizeof(mf));
+	r = kdbus_send_msg(c->fd, 0, m, NULL);
+	cmd_free(m);
+	return r;
+}
+
+/*
+ * Memfds in flight are not counted against the 16 in-flight descriptors
+ * per sending user (confirmed; the 2015 ABI counts FDS items only). What
+ * one user can pin in a receiver stays bounded: 16 memfds per message and
+ * 256 messages per sending user and receiver (then ENOBUFS), and a
+ * memfd's pages are charged to whoever created them, the sender. Counting
+ * memfds as descriptors would make a client that sends 17 large bodies
+ * to a slow service fail, so the spec's behaviour is kept.
+ */
+KDBUS_TEST(security, memfds_in_flight_bounded, 0)
+{
+	struct kdbus_conn *a, *b;
+	unsigned int i;
+	int fd;
+
+	ASSERT_OK(kdbus_hello(env->bus_path, 0, 0, KDBUS_DEFAULT_POOL, &a));
+	/* a pool large enough that the message count, not the share, binds */
+	ASSERT_OK(kdbus_hello(env->bus_path, 0, 0, 64ULL << 20, &b));
+	fd = memfd_create("kdbus-bound", MFD_ALLOW_SEALING);
+	ASSERT(fd >= 0);
+	ASSERT(write(fd, "12345678", 8) == 8);
+	ASSERT(fcntl(fd, F_ADD_SEALS, F_SEAL_SHRINK | F_SEAL_GROW |
+		     F_SEAL_WRITE | F_SEAL_SEAL) == 0);
+
+	ASSERT_ERR(send_memfds(a, b->id, fd, 17), E2BIG);
+	for (i = 0; i < KDBUS_CONN_MAX_MSGS; i++)
+		ASSERT_OK(send_memfds(a, b->id, fd, 16));
+	ASSERT_ERR(send_memfds(a, b->id, fd, 16), ENOBUFS);
+	close(fd);
+	kdbus_conn_free(b);	/* drops everything it pinned */
+	kdbus_conn_free(a);
+	return TEST_OK;
+}
