@@ -127,6 +127,7 @@ static struct kdbus_bus *kdbus_bus_new(struct kdbus_domain *domain,
 	spin_lock_init(&b->notify_lock);
 	INIT_LIST_HEAD(&b->notify_list);
 	mutex_init(&b->notify_flush_lock);
+	atomic_set(&b->cmdline_receivers, 0);
 
 	ret = kdbus_node_link(&b->node, &domain->node, name);
 	if (ret < 0)

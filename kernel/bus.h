@@ -47,6 +47,9 @@ struct kdbus_user;
  * @notify_lock:	Protects @notify_list
  * @notify_list:	Kernel notifications waiting to be flushed
  * @notify_flush_lock:	Serialises kdbus_notify_flush()
+ * @cmdline_receivers:	Connections whose attach_flags_recv include
+ *			KDBUS_ATTACH_CMDLINE (atomic): senders read their
+ *			command line before taking any lock only if non-zero
  */
 struct kdbus_bus {
 	struct kdbus_node node;
@@ -72,6 +75,7 @@ struct kdbus_bus {
 	spinlock_t notify_lock; /* protects notify_list */
 	struct list_head notify_list;
 	struct mutex notify_flush_lock; /* serialises flushes */
+	atomic_t cmdline_receivers;
 };
 
 #define kdbus_bus_from_node(_node) \

@@ -264,6 +264,8 @@ static struct kdbus_conn *kdbus_conn_new(struct kdbus_ep *ep,
 	conn->flags = hello->flags;
 	atomic64_set(&conn->attach_flags_send, attach_flags_send);
 	atomic64_set(&conn->attach_flags_recv, attach_flags_recv);
+	if (attach_flags_recv & KDBUS_ATTACH_CMDLINE)
+		atomic_inc(&bus->cmdline_receivers);
 
 	if (conn_description) {
 		conn->description = kstrdup(conn_description,
@@ -406,6 +408,8 @@ static void __kdbus_conn_free(struct kref *kref)
 	kdbus_conn_fake_free(conn->fake);
 	kdbus_match_db_free(conn->match_db);
 	kdbus_pool_free(conn->pool);
+	if (atomic64_read(&conn->attach_flags_recv) & KDBUS_ATTACH_CMDLINE)
+		atomic_dec(&conn->ep->bus->cmdline_receivers);
 	kdbus_ep_unref(conn->ep);
 	path_put(&conn->root_path);
 	put_pid(conn->pid);
@@ -1415,8 +1419,16 @@ int kdbus_cmd_update(struct kdbus_conn *conn, void __user *argp)
 	if (item_attach_send)
 		atomic64_set(&conn->attach_flags_send, attach_send);
 
-	if (item_attach_recv)
-		atomic64_set(&conn->attach_flags_recv, attach_recv);
+	if (item_attach_recv) {
+		u64 old = atomic64_xchg(&conn->attach_flags_recv, attach_recv);
+
+		if ((old ^ attach_recv) & KDBUS_ATTACH_CMDLINE) {
+			if (attach_recv & KDBUS_ATTACH_CMDLINE)
+				atomic_inc(&conn->ep->bus->cmdline_receivers);
+			else
+				atomic_dec(&conn->ep->bus->cmdline_receivers);
+		}
+	}
 
 exit:
 	return kdbus_args_clear(&args, ret);

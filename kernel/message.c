@@ -13,15 +13,21 @@
  *    share) and, when a reply record is created or consumed, the
  *    requester's conn->lock too. Two connection locks are always taken
  *    through kdbus_conn_lock2(), which orders them by address.
- *  - Lock order: conn->lock (at most two, by address) -> the pool file's
- *    inode lock (vfs_iter_write() inside the pool API) -> mmap_lock of the
- *    sender (user copies may fault). pool->lock is a leaf of its own, never
- *    held across a copy (pool.c).
- *    Nothing here is called with a spinlock held; user memory is only
- *    touched under mutexes.
+ *  - No user memory is read or written under a lock another connection
+ *    can need (SECURITY.md, "User memory and shared locks"): the sender's
+ *    payload pages are pinned while staging, before any lock, and the
+ *    copies into receivers' pools read only those pinned pages; the
+ *    sender's command line (the only metadata read from user memory) is
+ *    also collected while staging, if any connection of the bus wants
+ *    it; results go back to user space after every lock is dropped.
+ *    A sender whose memory faults slowly stalls only itself.
+ *  - Lock order: conn->lock (at most two, by address) -> the pool's
+ *    page cache (pool.c writes pages directly, no inode lock).
+ *    pool->lock is a leaf of its own, never held across a copy.
+ *    Nothing here is called with a spinlock held.
  *  - Metadata (metadata.c) is collected and rendered per receiver while
  *    its conn->lock is held: conn->lock -> meta_proc->lock /
- *    meta_conn->lock -> mmap_lock of the sender (the command line).
+ *    meta_conn->lock; nothing read there comes from user memory.
  *    Every user message is delivered under the name registry's read lock,
  *    which the OWNED_NAME metadata of the sender needs.
  *  - Staging a PAYLOAD_MEMFD item reads the memfd's seals and size under
@@ -39,10 +45,12 @@
  *    delivering) -> conn->lock.
  */
 
+#include <linux/bvec.h>
 #include <linux/fcntl.h>
 #include <linux/file.h>
 #include <linux/fs.h>
 #include <linux/hrtimer.h>
+#include <linux/mm.h>
 #include <linux/net.h>
 #include <linux/poll.h>
 #include <linux/sched/signal.h>
@@ -502,6 +510,70 @@ static int kdbus_msg_examine(struct kdbus_bus *bus, struct kdbus_conn *src,
 	return 0;
 }
 
+/*
+ * Pin the sender's pages under the user parts of the payload stream and
+ * describe them as bio_vecs, in stream order. This is the only place the
+ * payload's user memory is touched: it faults in here, in the sender's
+ * context with no lock held, and the copies into receivers' pools under
+ * the bus locks read pinned pages only. At most the payload limit plus
+ * one page per vector is pinned, for the duration of the SEND.
+ */
+static int kdbus_staging_pin_payload(struct kdbus_staging *staging)
+{
+	size_t i, k = 0, n_pages = 0;
+	int ret;
+
+	for (i = 0; i < staging->n_parts; i++) {
+		const struct iovec *part = &staging->parts[i];
+		unsigned long addr = (unsigned long)part->iov_base;
+
+		if (part->iov_base && part->iov_len)
+			n_pages += DIV_ROUND_UP(offset_in_page(addr) +
+						part->iov_len, PAGE_SIZE);
+	}
+	if (n_pages == 0)
+		return 0;
+
+	staging->pages = kvmalloc_array(n_pages, sizeof(*staging->pages),
+					GFP_KERNEL_ACCOUNT);
+	staging->bvecs = kvmalloc_array(n_pages, sizeof(*staging->bvecs),
+					GFP_KERNEL_ACCOUNT);
+	if (!staging->pages || !staging->bvecs)
+		return -ENOMEM;
+
+	for (i = 0; i < staging->n_parts; i++) {
+		const struct iovec *part = &staging->parts[i];
+		unsigned long addr = (unsigned long)part->iov_base;
+		size_t left = part->iov_len, off = offset_in_page(addr), n, j;
+
+		if (!part->iov_base || !left)
+			continue;
+
+		n = DIV_ROUND_UP(off + left, PAGE_SIZE);
+		ret = pin_user_pages_fast(addr & PAGE_MASK, n, 0,
+					  staging->pages + k);
+		if (ret > 0)
+			staging->n_pages += ret;
+		if (ret < 0)
+			return ret == -ENOMEM ? ret : -EFAULT;
+		if (ret != n)
+			return -EFAULT;
+
+		for (j = 0; j < n; j++) {
+			struct bio_vec *bv = &staging->bvecs[k + j];
+
+			bv->bv_page = staging->pages[k + j];
+			bv->bv_offset = off;
+			bv->bv_len = min_t(size_t, PAGE_SIZE - off, left);
+			left -= bv->bv_len;
+			off = 0;
+		}
+		k += n;
+	}
+
+	return 0;
+}
+
 /**
  * kdbus_staging_new_user() - validate and stage a message from user space
  * @bus:	bus the message is sent on
@@ -641,6 +713,23 @@ struct kdbus_staging *kdbus_staging_new_user(struct kdbus_bus *bus,
 
 	staging->n_payload = payload;
 	staging->payload_base = 0;
+
+	ret = kdbus_staging_pin_payload(staging);
+	if (ret < 0)
+		goto error;
+
+	/*
+	 * The command line is the one metadata item read from user memory:
+	 * read it now, before any lock, if a receiver on the bus may want
+	 * it (kdbus_staging_emit_meta() never reads it under the locks).
+	 */
+	if (staging->meta_proc && atomic_read(&bus->cmdline_receivers)) {
+		ret = kdbus_meta_proc_collect(staging->meta_proc,
+					      KDBUS_ATTACH_CMDLINE);
+		if (ret < 0)
+			goto error;
+	}
+
 	kdbus_staging_stamp(staging);
 	return staging;
 
@@ -665,6 +754,10 @@ struct kdbus_staging *kdbus_staging_free(struct kdbus_staging *staging)
 	kdbus_meta_proc_unref(staging->meta_proc);
 	kdbus_gaps_unref(staging->gaps);
 	kdbus_bus_unref(staging->bus);
+	if (staging->n_pages)
+		unpin_user_pages(staging->pages, staging->n_pages);
+	kvfree(staging->pages);
+	kvfree(staging->bvecs);
 	kfree(staging->parts);
 	kfree(staging->msg);
 	kfree(staging);
@@ -699,7 +792,9 @@ static int kdbus_staging_meta(struct kdbus_staging *staging,
 	else
 		mask = kdbus_meta_msg_mask(staging->src, dst);
 
-	ret = kdbus_meta_proc_collect(staging->meta_proc, mask);
+	/* the command line, if wanted, was read before any lock was taken */
+	ret = kdbus_meta_proc_collect(staging->meta_proc,
+				      mask & ~KDBUS_ATTACH_CMDLINE);
 	if (ret < 0)
 		return ret;
 
@@ -819,13 +914,13 @@ static int kdbus_slice_write_zeros(struct kdbus_pool_slice *slice, u64 off,
 
 /*
  * Copy the payload stream: runs of user vectors are copied with one
- * iov_iter straight from the sender's memory into the pool; padding
+ * iov_iter from the sender's pinned pages straight into the pool; padding
  * chunks are written from a kernel zero buffer.
  */
 static int kdbus_staging_emit_payload(struct kdbus_staging *staging,
 				      struct kdbus_pool_slice *slice, u64 off)
 {
-	size_t i = 0, j, len;
+	size_t i = 0, j, len, bv = 0, nbv;
 	ssize_t n;
 	int ret;
 
@@ -841,19 +936,29 @@ static int kdbus_staging_emit_payload(struct kdbus_staging *staging,
 		}
 
 		len = 0;
+		nbv = 0;
 		for (j = i; j < staging->n_parts; ++j) {
-			if (!staging->parts[j].iov_base)
+			const struct iovec *part = &staging->parts[j];
+
+			if (!part->iov_base)
 				break;
-			len += staging->parts[j].iov_len;
+			len += part->iov_len;
+			if (part->iov_len)
+				nbv += DIV_ROUND_UP(offset_in_page((unsigned long)part->iov_base) +
+						    part->iov_len, PAGE_SIZE);
 		}
 
-		n = kdbus_pool_slice_copy_iovec(slice, off, &staging->parts[i],
-						j - i, len);
-		if (n < 0)
-			return n;
-		if (n != len)
-			return -EFAULT;
+		if (len) {
+			n = kdbus_pool_slice_copy_bvec(slice, off,
+						       staging->bvecs + bv,
+						       nbv, len);
+			if (n < 0)
+				return n;
+			if (n != len)
+				return -EFAULT;
+		}
 
+		bv += nbv;
 		off += len;
 		i = j;
 	}

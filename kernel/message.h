@@ -75,6 +75,9 @@ struct kdbus_gaps {
  * @n_payload:		total length of the inline payload stream
  * @parts:		payload stream; entries with a NULL iov_base are
  *			zero padding, all others are sender user memory
+ * @pages:		the sender's pages under @parts, pinned at staging
+ * @bvecs:		@pages as bio_vecs, in the order of @parts
+ * @n_pages:		number of elements in @pages and @bvecs
  * @notify_entry:	entry in a notification list (kernel messages)
  *
  * A staging object is owned by the thread that created it and is never
@@ -101,6 +104,9 @@ struct kdbus_staging {
 	size_t n_parts;
 	size_t n_payload;
 	struct iovec *parts;
+	struct page **pages;
+	struct bio_vec *bvecs;
+	size_t n_pages;
 	struct list_head notify_entry;
 };
 

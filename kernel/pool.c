@@ -29,6 +29,7 @@
  */
 
 #include <linux/aio.h>
+#include <linux/bvec.h>
 #include <linux/file.h>
 #include <linux/fs.h>
 #include <linux/highmem.h>
@@ -595,25 +596,26 @@ static ssize_t kdbus_pool_write_iter(const struct kdbus_pool_slice *slice,
 }
 
 /**
- * kdbus_pool_slice_copy_iovec() - copy user memory to a slice
+ * kdbus_pool_slice_copy_bvec() - copy pinned user pages to a slice
  * @slice:		The slice to write to
  * @off:		Offset in the slice to write to
- * @iov:		iovec array, pointing to data to copy
- * @iov_count:		Number of elements in @iov
- * @total_len:		Total number of bytes described in members of @iov
+ * @bvec:		bio_vec array over pages the sender pinned
+ * @nr_segs:		Number of elements in @bvec
+ * @total_len:		Total number of bytes described by @bvec
  *
- * User memory referenced by @iov will be copied into @slice at offset @off.
- * A short copy (unreadable user memory) is reported as -EFAULT.
+ * The sender's payload, pinned before any lock was taken, is copied into
+ * @slice at offset @off; it is counted as user memory (one copy from the
+ * sender to the receiver). Nothing here can fault on user memory.
  *
  * Return: the number of bytes copied, negative errno on failure.
  */
-ssize_t kdbus_pool_slice_copy_iovec(const struct kdbus_pool_slice *slice,
-				    loff_t off, struct iovec *iov,
-				    size_t iov_count, size_t total_len)
+ssize_t kdbus_pool_slice_copy_bvec(const struct kdbus_pool_slice *slice,
+				   loff_t off, const struct bio_vec *bvec,
+				   size_t nr_segs, size_t total_len)
 {
 	struct iov_iter iter;
 
-	iov_iter_init(&iter, ITER_SOURCE, iov, iov_count, total_len);
+	iov_iter_bvec(&iter, ITER_SOURCE, bvec, nr_segs, total_len);
 	return kdbus_pool_write_iter(slice, off, &iter, total_len,
 				     KDBUS_STAT_COPY_USER);
 }

@@ -32,8 +32,8 @@ int kdbus_pool_slice_copy(const struct kdbus_pool_slice *slice_dst,
 ssize_t kdbus_pool_slice_copy_kvec(const struct kdbus_pool_slice *slice,
 				   loff_t off, struct kvec *kvec,
 				   size_t kvec_count, size_t total_len);
-ssize_t kdbus_pool_slice_copy_iovec(const struct kdbus_pool_slice *slice,
-				    loff_t off, struct iovec *iov,
-				    size_t iov_count, size_t total_len);
+ssize_t kdbus_pool_slice_copy_bvec(const struct kdbus_pool_slice *slice,
+				   loff_t off, const struct bio_vec *bvec,
+				   size_t nr_segs, size_t total_len);
 
 #endif
