@@ -848,20 +848,23 @@ void kdbus_conn_quota_dec(struct kdbus_conn *c, struct kdbus_user *u,
  * @name_id to the tail of @conn_dst's queue, in queue order, copied as it
  * was built (kdbus.name(7)). A message @conn_dst cannot take
  * (descriptors without KDBUS_HELLO_ACCEPT_FD, quota, pool space) is
- * dropped and counted in @conn_dst's dropped-message counter. Reply
- * trackers of other connections that expect the answer from @conn_src for
- * this name are rewritten to expect it from @conn_dst.
+ * dropped and counted in @conn_dst's dropped-message counter; if it was a
+ * request, its requester gets REPLY_DEAD (EPIPE when synchronous) at once.
+ * Reply trackers of other connections that expect the answer from
+ * @conn_src for this name are rewritten to expect it from @conn_dst.
  *
  * Context: the caller holds the name registry's rwlock for writing, so no
- * message can be sent to the name meanwhile.
+ * message can be sent to the name meanwhile, and flushes the bus's
+ * notifications after dropping it.
  */
 void kdbus_conn_move_messages(struct kdbus_conn *conn_dst,
 			      struct kdbus_conn *conn_src, u64 name_id)
 {
 	struct kdbus_queue_entry *e, *e_tmp;
 	struct kdbus_bus *bus = conn_src->ep->bus;
-	struct kdbus_reply *r;
+	struct kdbus_reply *r, *r_tmp;
 	struct kdbus_conn *c;
+	LIST_HEAD(dead);
 	unsigned int i;
 	int ret;
 
@@ -900,11 +903,40 @@ void kdbus_conn_move_messages(struct kdbus_conn *conn_dst,
 			ret = kdbus_queue_entry_move(e, conn_dst);
 
 		if (ret < 0) {
+			/*
+			 * The request is lost: its tracker, already moved
+			 * to @conn_dst, must not wait for its timeout.
+			 * The requester's lock cannot be taken under two
+			 * connection locks, so it is completed below.
+			 */
+			if (e->reply) {
+				list_add_tail(&e->reply->dead_entry, &dead);
+				e->reply = NULL;	/* our reference now */
+			}
 			atomic_inc(&conn_dst->lost_count);
 			kdbus_queue_entry_free(e);
 		}
 	}
 	kdbus_conn_unlock2(conn_src, conn_dst);
+
+	/* REPLY_DEAD (or EPIPE) for the dropped requests; flushed later */
+	list_for_each_entry_safe(r, r_tmp, &dead, dead_entry) {
+		struct kdbus_conn *requester = r->reply_dst;
+
+		list_del(&r->dead_entry);
+		mutex_lock(&requester->lock);
+		if (r->linked && (!r->sync || r->waiting)) {
+			if (r->sync) {
+				kdbus_sync_reply_wakeup(r, -EPIPE);
+			} else {
+				kdbus_notify_reply_dead(bus, requester->id,
+							r->cookie);
+				kdbus_reply_unlink(r);
+			}
+		}
+		mutex_unlock(&requester->lock);
+		kdbus_reply_unref(r);
+	}
 
 	wake_up_interruptible(&conn_dst->wait);
 }

@@ -56,6 +56,7 @@ struct kdbus_reply *kdbus_reply_new(struct kdbus_conn *reply_src,
 
 	kref_init(&r->kref);
 	INIT_LIST_HEAD(&r->entry);
+	INIT_LIST_HEAD(&r->dead_entry);
 	r->reply_src = kdbus_conn_ref(reply_src);
 	r->reply_dst = kdbus_conn_ref(reply_dst);
 	r->cookie = cookie;

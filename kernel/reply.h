@@ -19,6 +19,8 @@ struct work_struct;
  * struct kdbus_reply - an expected reply
  * @kref:		reference count
  * @entry:		entry in reply_dst->reply_list (reply_dst->lock)
+ * @dead_entry:		entry in a local list of records whose request
+ *			was dropped (kdbus_conn_move_messages())
  * @reply_src:		connection expected to reply (reference held;
  *			reply_dst->lock, changed only when a name moves
  *			between an activator and its implementer)
@@ -41,6 +43,7 @@ struct work_struct;
 struct kdbus_reply {
 	struct kref kref;
 	struct list_head entry;
+	struct list_head dead_entry;
 	struct kdbus_conn *reply_src;
 	struct kdbus_conn *reply_dst;
 	struct kdbus_queue_entry *queue_entry;

@@ -177,3 +177,66 @@ KDBUS_TEST(security, memfds_in_flight_bounded, 0)
 	kdbus_conn_free(a);
 	return TEST_OK;
 }
+
+/* REPLY_DEAD notifications for @cookie that reach @c within @ms */
+static int count_reply_dead(struct kdbus_conn *c, uint64_t cookie,
+			    unsigned int ms)
+{
+	uint64_t end = kdbus_now_ns() + ms * 1000000ULL, off;
+	struct kdbus_msg *m;
+	int n = 0;
+
+	while (kdbus_now_ns() < end) {
+		if (kdbus_recv_msg(c, 0, 0, &m, &off) < 0) {
+			kdbus_msleep(10);
+			continue;
+		}
+		if (m->src_id == KDBUS_SRC_ID_KERNEL &&
+		    m->items[0].type == KDBUS_ITEM_REPLY_DEAD &&
+		    m->cookie_reply == cookie)
+			n++;
+		kdbus_free(c, off);
+	}
+	return n;
+}
+
+/*
+ * A request queued at an activator that the new owner cannot take (it
+ * carries descriptors, the owner did not say ACCEPT_FD) is dropped at the
+ * hand-over; its requester learns it at once (REPLY_DEAD), instead of
+ * waiting for its timeout with a tracker pointing at the new owner.
+ */
+KDBUS_TEST(security, activator_drop_reply_dead, 0)
+{
+	static const char name[] = "org.kdbus.test.DropOnMove";
+	struct kdbus_conn *act, *a, *s;
+	struct kdbus_msg *m;
+	int p[2], n;
+
+	ASSERT_OK(kn_hello_named(env->bus_path,
+				 KDBUS_HELLO_ACTIVATOR | KDBUS_HELLO_ACCEPT_FD,
+				 name, KDBUS_DEFAULT_POOL, &act));
+	ASSERT_OK(kdbus_hello(env->bus_path, 0, 0, KDBUS_DEFAULT_POOL, &a));
+	ASSERT(pipe(p) == 0);
+	m = kdbus_msg_new(KDBUS_DST_ID_NAME, 42, KDBUS_MSG_EXPECT_REPLY,
+			  kdbus_now_ns() + 30000000000ULL, "q", 1);
+	cmd_add_str(m, KDBUS_ITEM_DST_NAME, name);
+	cmd_add_item(m, KDBUS_ITEM_FDS, &p[0], sizeof(int));
+	ASSERT_OK(kdbus_send_msg(a->fd, 0, m, NULL));
+	cmd_free(m);
+
+	/* the real service cannot take descriptors */
+	ASSERT_OK(kdbus_hello(env->bus_path, 0, 0, KDBUS_DEFAULT_POOL, &s));
+	ASSERT_OK(kn_acquire(s, name, 0, NULL));
+	n = count_reply_dead(a, 42, 1500);
+	if (n != 1)
+		kdbus_diag("%d REPLY_DEAD for the dropped request", n);
+	ASSERT_EQ(n, 1);
+
+	close(p[0]);
+	close(p[1]);
+	kdbus_conn_free(s);
+	kdbus_conn_free(a);
+	kdbus_conn_free(act);
+	return TEST_OK;
+}
