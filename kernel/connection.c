@@ -582,7 +582,7 @@ static int kdbus_conn_connect(struct kdbus_conn *conn, const char *name)
 
 	/* ID_ADD, then an activator's NAME_ADD (kdbus.message(7)) */
 	if (!kdbus_conn_is_monitor(conn))
-		kdbus_notify_id_change(bus, KDBUS_ITEM_ID_ADD, conn->id,
+		kdbus_notify_id_change(bus, conn->user, KDBUS_ITEM_ID_ADD, conn->id,
 				       conn->flags);
 
 	if (is_activator) {
@@ -678,7 +678,7 @@ int kdbus_conn_disconnect(struct kdbus_conn *conn, bool ensure_queue_empty)
 
 	/* steps 7 and 8 */
 	if (!kdbus_conn_is_monitor(conn))
-		kdbus_notify_id_change(bus, KDBUS_ITEM_ID_REMOVE, conn->id,
+		kdbus_notify_id_change(bus, conn->user, KDBUS_ITEM_ID_REMOVE, conn->id,
 				       conn->flags);
 	kdbus_notify_flush(bus);
 	return 0;

@@ -63,6 +63,7 @@
 
 #include "bus.h"
 #include "connection.h"
+#include "domain.h"
 #include "endpoint.h"
 #include "fds.h"
 #include "handle.h"
@@ -754,6 +755,7 @@ struct kdbus_staging *kdbus_staging_free(struct kdbus_staging *staging)
 	kdbus_meta_proc_unref(staging->meta_proc);
 	kdbus_gaps_unref(staging->gaps);
 	kdbus_bus_unref(staging->bus);
+	kdbus_user_unref(staging->charge);
 	if (staging->n_pages)
 		unpin_user_pages(staging->pages, staging->n_pages);
 	kvfree(staging->pages);

@@ -65,6 +65,9 @@ struct kdbus_gaps {
  * @ts_monotonic:	CLOCK_MONOTONIC timestamp of the message
  * @ts_realtime:	CLOCK_REALTIME timestamp of the message
  * @kernel:		kernel notification (TIMESTAMP always attached)
+ * @charge:		kernel notifications: the user whose action caused
+ *			it, charged in each receiver's quota (reference),
+ *			or NULL
  * @meta_proc:		task metadata of the sender, collected as receivers
  *			ask; NULL for kernel notifications and faked senders
  * @meta_conn:		connection metadata of the sender and the timestamp
@@ -96,6 +99,7 @@ struct kdbus_staging {
 	u64 ts_monotonic;
 	u64 ts_realtime;
 	bool kernel;
+	struct kdbus_user *charge;
 	struct kdbus_meta_proc *meta_proc;
 	struct kdbus_meta_conn *meta_conn;
 	const struct kdbus_conn *meta_dst;

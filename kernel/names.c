@@ -342,7 +342,7 @@ static void kdbus_name_notify(struct kdbus_conn *conn, u64 type,
 			      struct kdbus_name_owner *new,
 			      struct kdbus_name_entry *name)
 {
-	kdbus_notify_name_change(conn->ep->bus, type,
+	kdbus_notify_name_change(conn->ep->bus, conn->user, type,
 				 old ? old->conn->id : 0,
 				 new ? new->conn->id : 0,
 				 old ? old_flags : 0,

@@ -27,6 +27,7 @@
 
 #include "bus.h"
 #include "connection.h"
+#include "domain.h"
 #include "item.h"
 #include "match.h"
 #include "message.h"
@@ -84,6 +85,8 @@ int kdbus_notify_reply_dead(struct kdbus_bus *bus, u64 id, u64 cookie)
 /**
  * kdbus_notify_name_change() - queue a NAME_ADD/REMOVE/CHANGE notification
  * @bus:		Bus to queue the notification on
+ * @cause:		User whose connection caused the change: each
+ *			receiver's quota charges the notification to it
  * @type:		KDBUS_ITEM_NAME_ADD, _REMOVE or _CHANGE
  * @old_id:		Former owner, 0 for NAME_ADD
  * @new_id:		New owner, 0 for NAME_REMOVE
@@ -93,8 +96,8 @@ int kdbus_notify_reply_dead(struct kdbus_bus *bus, u64 id, u64 cookie)
  *
  * Return: 0 on success, negative errno on failure.
  */
-int kdbus_notify_name_change(struct kdbus_bus *bus, u64 type,
-			     u64 old_id, u64 new_id,
+int kdbus_notify_name_change(struct kdbus_bus *bus, struct kdbus_user *cause,
+			     u64 type, u64 old_id, u64 new_id,
 			     u64 old_flags, u64 new_flags,
 			     const char *name)
 {
@@ -114,6 +117,7 @@ int kdbus_notify_name_change(struct kdbus_bus *bus, u64 type,
 	nc->new_id.id = new_id;
 	nc->new_id.flags = new_flags;
 	memcpy(nc->name, name, name_len);
+	s->charge = kdbus_user_ref(cause);
 
 	kdbus_notify_add_tail(s, bus);
 	return 0;
@@ -122,14 +126,16 @@ int kdbus_notify_name_change(struct kdbus_bus *bus, u64 type,
 /**
  * kdbus_notify_id_change() - queue an ID_ADD/ID_REMOVE notification
  * @bus:		Bus to queue the notification on
+ * @cause:		User of the connection that came or went, charged
+ *			in each receiver's quota
  * @type:		KDBUS_ITEM_ID_ADD or KDBUS_ITEM_ID_REMOVE
  * @id:			The connection that came or went
  * @flags:		Its HELLO flags
  *
  * Return: 0 on success, negative errno on failure.
  */
-int kdbus_notify_id_change(struct kdbus_bus *bus, u64 type, u64 id,
-			   u64 flags)
+int kdbus_notify_id_change(struct kdbus_bus *bus, struct kdbus_user *cause,
+			   u64 type, u64 id, u64 flags)
 {
 	struct kdbus_staging *s;
 
@@ -141,6 +147,7 @@ int kdbus_notify_id_change(struct kdbus_bus *bus, u64 type, u64 id,
 
 	s->msg->items[0].id_change.id = id;
 	s->msg->items[0].id_change.flags = flags;
+	s->charge = kdbus_user_ref(cause);
 
 	kdbus_notify_add_tail(s, bus);
 	return 0;

@@ -9,11 +9,12 @@
 #include <linux/types.h>
 
 struct kdbus_bus;
+struct kdbus_user;
 
-int kdbus_notify_id_change(struct kdbus_bus *bus, u64 type, u64 id,
-			   u64 flags);
-int kdbus_notify_name_change(struct kdbus_bus *bus, u64 type,
-			     u64 old_id, u64 new_id,
+int kdbus_notify_id_change(struct kdbus_bus *bus, struct kdbus_user *cause,
+			   u64 type, u64 id, u64 flags);
+int kdbus_notify_name_change(struct kdbus_bus *bus, struct kdbus_user *cause,
+			     u64 type, u64 old_id, u64 new_id,
 			     u64 old_flags, u64 new_flags,
 			     const char *name);
 int kdbus_notify_reply_timeout(struct kdbus_bus *bus, u64 id, u64 cookie);

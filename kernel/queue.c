@@ -96,6 +96,14 @@ static u64 kdbus_queue_memfd_bytes(const struct kdbus_staging *staging)
 	return n;
 }
 
+static bool kdbus_queue_is_reply_notification(const struct kdbus_staging *s)
+{
+	u64 type = s->msg->items[0].type;
+
+	return s->kernel && (type == KDBUS_ITEM_REPLY_TIMEOUT ||
+			     type == KDBUS_ITEM_REPLY_DEAD);
+}
+
 /**
  * kdbus_queue_entry_new() - place a message into a receiver's pool
  * @src:	sending connection, NULL for kernel notifications
@@ -115,6 +123,7 @@ struct kdbus_queue_entry *kdbus_queue_entry_new(struct kdbus_conn *src,
 						struct kdbus_staging *staging)
 {
 	struct kdbus_queue_entry *entry;
+	bool reserved;
 	size_t size;
 	int ret;
 
@@ -130,21 +139,32 @@ struct kdbus_queue_entry *kdbus_queue_entry_new(struct kdbus_conn *src,
 	entry->priority = staging->msg->priority;
 	entry->seq = staging->seq;
 	entry->conn = kdbus_conn_ref(dst);
-	entry->user = src ? kdbus_user_ref(src->user) : NULL;
+	/* a notification is charged to the user who caused it */
+	entry->user = kdbus_user_ref(src ? src->user : staging->charge);
 	entry->gaps = kdbus_gaps_ref(staging->gaps);
 
 	ret = kdbus_staging_size(staging, dst, &size);
 	if (ret < 0)
 		goto error;
 
-	ret = kdbus_conn_quota_inc(dst, entry->user, size,
-				   kdbus_queue_entry_fds(entry));
-	if (ret < 0)
-		goto error;
-	entry->charged = true;
-	entry->charged_size = size;
+	/*
+	 * REPLY_TIMEOUT and REPLY_DEAD answer the receiver's own requests
+	 * (at most KDBUS_CONN_MAX_REQUESTS_PENDING of them, twice for a
+	 * dying replier): they are not charged to anybody and take space
+	 * from the half of the pool reserved for its owner, so no other
+	 * user's traffic can make them get lost.
+	 */
+	reserved = !src && kdbus_queue_is_reply_notification(staging);
+	if (!reserved) {
+		ret = kdbus_conn_quota_inc(dst, entry->user, size,
+					   kdbus_queue_entry_fds(entry));
+		if (ret < 0)
+			goto error;
+		entry->charged = true;
+		entry->charged_size = size;
+	}
 
-	entry->slice = kdbus_pool_slice_alloc(dst->pool, size, true);
+	entry->slice = kdbus_pool_slice_alloc(dst->pool, size, !reserved);
 	if (IS_ERR(entry->slice)) {
 		ret = PTR_ERR(entry->slice);
 		entry->slice = NULL;

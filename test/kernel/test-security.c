@@ -14,6 +14,7 @@
 
 #include "kdbus-test.h"
 #include "kdbus-util.h"
+#include "test-policy.h"
 
 /*
  * Pool writes do not depend on the writer's RLIMIT_FSIZE. A task whose
@@ -238,5 +239,72 @@ KDBUS_TEST(security, activator_drop_reply_dead, 0)
 	kdbus_conn_free(s);
 	kdbus_conn_free(a);
 	kdbus_conn_free(act);
+	return TEST_OK;
+}
+
+/*
+ * Another user's churn cannot make a receiver lose the answers to its
+ * own requests, nor the notifications of a third user (issue 12,
+ * defect 4). uid 4901 connects and disconnects 300 times while a
+ * receiver of uid 4902 matches every notification: the ID_ADD/ID_REMOVE
+ * flood is charged to 4901 (at most 256 queued, the rest dropped); then
+ * the receiver's own call times out and its REPLY_TIMEOUT arrives, and
+ * uid 4903's HELLO still reaches it. With one shared slot for all kernel
+ * notifications, both were lost.
+ */
+KDBUS_TEST(security, notification_churn_other_uid, KDBUS_TEST_NO_BUS)
+{
+	struct kdbus_conn *v, *peer, *c, *late;
+	struct kdbus_msg *m;
+	char path[256];
+	uint64_t off;
+	bool timeout_seen = false, late_seen = false;
+	int bus_fd, i, n = 0;
+
+	bus_fd = kp_bus_world(path, sizeof(path));
+	ASSERT_OK(bus_fd);
+	ASSERT_OK(kdbus_hello_as_uid(path, 4902, 0, 0, KDBUS_DEFAULT_POOL, &v));
+	ASSERT_OK(kp_match_all(v));
+	ASSERT_OK(kdbus_hello_as_uid(path, 4902, 0, 0, KDBUS_DEFAULT_POOL,
+				     &peer));
+
+	for (i = 0; i < 300; i++) {
+		ASSERT_OK(kdbus_hello_as_uid(path, 4901, 0, 0, 4096 * 4, &c));
+		kdbus_conn_free(c);
+	}
+
+	/* v's own call, sent as its user (TALK); peer never answers */
+	ASSERT(setresuid(-1, 4902, -1) == 0);
+	i = kdbus_send(v, peer->id, 77, KDBUS_MSG_EXPECT_REPLY,
+		       kdbus_now_ns() + 300000000ULL, 0, "q", 1);
+	ASSERT(setresuid(-1, 0, -1) == 0);
+	ASSERT_OK(i);
+	ASSERT_OK(kdbus_hello_as_uid(path, 4903, 0, 0, KDBUS_DEFAULT_POOL,
+				     &late));
+	kdbus_msleep(1500);
+
+	while (kdbus_recv_msg(v, 0, 0, &m, &off) == 0) {
+		n++;
+		if (m->src_id == KDBUS_SRC_ID_KERNEL) {
+			if (m->items[0].type == KDBUS_ITEM_REPLY_TIMEOUT &&
+			    m->cookie_reply == 77)
+				timeout_seen = true;
+			if (m->items[0].type == KDBUS_ITEM_ID_ADD &&
+			    m->items[0].id_change.id == late->id)
+				late_seen = true;
+		}
+		ASSERT_OK(kdbus_free(v, off));
+	}
+	if (!timeout_seen || !late_seen)
+		kdbus_diag("after %d queued messages: REPLY_TIMEOUT %s, uid 4903's ID_ADD %s",
+			   n, timeout_seen ? "arrived" : "lost",
+			   late_seen ? "arrived" : "lost");
+	ASSERT(timeout_seen);
+	ASSERT(late_seen);
+
+	kdbus_conn_free(late);
+	kdbus_conn_free(peer);
+	kdbus_conn_free(v);
+	close(bus_fd);
 	return TEST_OK;
 }
