@@ -511,8 +511,8 @@ int service_table_load(enum service_bus_type type, char *const *dirs,
                         const char *fn = list[i]->d_name;
                         struct service_entry e, *old;
                         const char *why = NULL;
-                        size_t len;
-                        char *text;
+                        size_t len = 0;
+                        char *text = NULL;
                         int q;
 
                         if (r == 0) {
