@@ -5,7 +5,10 @@
  *
  *   kdbus-launcher [--system|--user] [--bus=PATH] [--servicedir=DIR]...
  *                  [--timeout=MSEC] [--state-file=PATH] [--address=ADDR]
- *                  [--quiet]
+ *                  [--quiet] [--setenv=KEY=VALUE]... [--start=NAME]...
+ *
+ * --setenv is UpdateActivationEnvironment, --start is StartServiceByName
+ * (its result is printed as "start NAME: 1|2|ERROR-NAME: message").
  *
  * SIGHUP re-reads the service files; SIGTERM/SIGINT end it (services and
  * the bus stay). Prints "ready" on stdout and sends READY=1 to
@@ -26,10 +29,21 @@
 #include "launcher.h"
 #include "sd-notify.h"
 
+static void print_start_result(void *userdata, unsigned int result, const char *error_name,
+                               const char *error_message)
+{
+        if (result)
+                printf("start %s: %u\n", (const char *)userdata, result);
+        else
+                printf("start %s: %s: %s\n", (const char *)userdata, error_name, error_message);
+        fflush(stdout);
+}
+
 static void usage(FILE *f)
 {
         fprintf(f, "usage: kdbus-launcher [--system|--user] [--bus=PATH] [--servicedir=DIR]...\n"
-                   "                      [--timeout=MSEC] [--state-file=PATH] [--address=ADDR] [--quiet]\n");
+                   "                      [--timeout=MSEC] [--state-file=PATH] [--address=ADDR] [--quiet]\n"
+                   "                      [--setenv=KEY=VALUE]... [--start=NAME]...\n");
 }
 
 int main(int argc, char **argv)
@@ -43,12 +57,17 @@ int main(int argc, char **argv)
                 { "state-file", required_argument, NULL, 'f' },
                 { "address", required_argument, NULL, 'a' },
                 { "quiet", no_argument, NULL, 'q' },
+                { "setenv", required_argument, NULL, 'e' },
+                { "start", required_argument, NULL, 'S' },
                 { "help", no_argument, NULL, 'h' },
                 {}
         };
         enum service_bus_type type = SERVICE_BUS_SYSTEM;
         const char *bus = NULL, *state_file = NULL, *address = NULL;
         char **dirs = calloc(argc + 1, sizeof(char *)), default_bus[128];
+        char **starts = calloc(argc + 1, sizeof(char *));
+        const char **env = calloc(2 * argc + 1, sizeof(char *));
+        int nstarts = 0, nenv = 0;
         unsigned int timeout = 0;
         struct epoll_event ev;
         struct launcher *l;
@@ -56,7 +75,7 @@ int main(int argc, char **argv)
         int ndirs = 0, c, r, sfd, epfd;
         sigset_t mask;
 
-        if (!dirs)
+        if (!dirs || !starts || !env)
                 return 1;
         while ((c = getopt_long(argc, argv, "h", opts, NULL)) >= 0) {
                 switch (c) {
@@ -68,6 +87,19 @@ int main(int argc, char **argv)
                 case 'f': state_file = optarg; break;
                 case 'a': address = optarg; break;
                 case 'q': quiet = true; break;
+                case 'S': starts[nstarts++] = optarg; break;
+                case 'e': {
+                        char *eq = strchr(optarg, '=');
+
+                        if (!eq) {
+                                usage(stderr);
+                                return 2;
+                        }
+                        *eq = '\0';
+                        env[nenv++] = optarg;
+                        env[nenv++] = eq + 1;
+                        break;
+                }
                 case 'h': usage(stdout); return 0;
                 default: usage(stderr); return 2;
                 }
@@ -106,6 +138,10 @@ int main(int argc, char **argv)
                 launcher_set_starter_address(l, address);
         if (state_file)
                 launcher_set_state_file(l, state_file);
+        r = launcher_update_environment(l, env);
+        if (r < 0)
+                fprintf(stderr, "kdbus-launcher: --setenv: %s\n", strerror(-r));
+        free(env);
 
         epfd = epoll_create1(EPOLL_CLOEXEC);
         ev = (struct epoll_event){ .events = EPOLLIN, .data.fd = sfd };
@@ -115,6 +151,14 @@ int main(int argc, char **argv)
         printf("ready\n");
         fflush(stdout);
         sd_notify_ready();
+        for (int i = 0; i < nstarts; i++) {
+                r = launcher_start_service(l, starts[i], print_start_result, starts[i]);
+                if (r < 0)
+                        printf("start %s: %s\n", starts[i],
+                               r == -ESRCH ? "org.freedesktop.DBus.Error.ServiceUnknown"
+                                           : strerror(-r));
+        }
+        fflush(stdout);
 
         for (;;) {
                 struct epoll_event evs[4];
@@ -148,6 +192,7 @@ int main(int argc, char **argv)
         }
 out:
         launcher_free(l);
+        free(starts);
         if (state_file)
                 unlink(state_file);
         close(epfd);

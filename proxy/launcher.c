@@ -799,7 +799,8 @@ static int activation_new(struct launcher *l, const struct service_entry *e)
                 }
                 owner = pw->pw_uid;
         }
-        snprintf(desc, sizeof(desc), "activator:%s", e->name);
+        /* a sysname: letters, digits, _ - . only */
+        snprintf(desc, sizeof(desc), "activator-%s", e->name);
         r = hello(l->bus_path, KDBUS_HELLO_ACTIVATOR | KDBUS_HELLO_ACCEPT_FD,
                   ACTIVATOR_POOL_SIZE, e->name, owner, desc, &a->fd, &a->pool, &a->id);
         if (r < 0) {
