@@ -178,6 +178,31 @@ call org.t.Ok 1 quit-first
 call org.t.Ok 2
 grep -q "replies=2 errors=0" "$T/out"; t $? "activation works after the launcher restart"
 
+# StartServiceByName and UpdateActivationEnvironment (the proxy's driver
+# calls these functions; kdbus-launcher exposes them as --start/--setenv)
+"$TOP/tools/kdbusctl" --world make-bus starttest > "$T/bus2" & MB=$!
+wait_for "$T/bus2" /bus
+BUS2=$(cat "$T/bus2")
+mkdir -p "$T/sd2"
+printf '[D-BUS Service]\nName=org.t.Ok2\nExec=%s %s org.t.Ok2 log=%s\n' "$S" "$BUS2" "$T/ok2.log" > "$T/sd2/a.service"
+printf '[D-BUS Service]\nName=org.t.Bad\nExec=/nonexistent/x\n' > "$T/sd2/b.service"
+"$L" --user --bus="$BUS2" --servicedir="$T/sd2" --setenv=TEST_ENV=hello --start=org.t.Ok2 \
+	--start=org.t.Bad --start=org.t.None > "$T/l2.out" 2>> "$T/launcher.log" & L2=$!
+wait_for "$T/l2.out" "start org.t.Bad" 50
+wait_for "$T/l2.out" "start org.t.Ok2" 50
+sed 's/^/# /' "$T/l2.out"
+grep -q "^start org.t.Ok2: 1$" "$T/l2.out"; t $? "StartServiceByName of an idle name completes with 1 once the service took it"
+grep -q "^start org.t.Bad: org.freedesktop.DBus.Error.Spawn.ExecFailed: " "$T/l2.out"
+t $? "StartServiceByName reports Spawn.ExecFailed"
+grep -q "^start org.t.None: org.freedesktop.DBus.Error.ServiceUnknown" "$T/l2.out"
+t $? "StartServiceByName of an unknown name is ServiceUnknown"
+grep -q "start session hello" "$T/ok2.log"; t $? "UpdateActivationEnvironment reaches the started service"
+kill $L2; wait $L2 2>/dev/null
+"$L" --user --bus="$BUS2" --servicedir="$T/sd2" --start=org.t.Ok2 > "$T/l3.out" 2>> "$T/launcher.log" & L3=$!
+wait_for "$T/l3.out" "start org.t.Ok2" 50
+grep -q "^start org.t.Ok2: 2$" "$T/l3.out"; t $? "StartServiceByName of a running name is 2"
+kill $L3 $MB; wait $L3 $MB 2>/dev/null
+
 # Debian's real system service files load (the launcher needs systemd for
 # those with Exec=/bin/false, so they get no activator)
 DEB=/host/usr/share/dbus-1/system-services
