@@ -15,7 +15,9 @@ S=$TOP/test/activation/test-service
 C=$TOP/test/activation/test-caller
 T=${TMPDIR:-/tmp}/activation-test.$$
 SD=$T/services
-mkdir -p "$SD"
+# where kdbusctl status finds the launcher's states (XDG_RUNTIME_DIR=$T/run)
+ST=$T/run/kdbus/launcher-0-user.state
+mkdir -p "$SD" "$T/run/kdbus"
 n=0
 export XDG_DATA_DIRS=/nonexistent XDG_DATA_HOME=/nonexistent XDG_RUNTIME_DIR=/nonexistent
 
@@ -39,7 +41,7 @@ svc() { # name exec-line
 }
 
 state() { # name -> state from the launcher's state file
-	awk -v n="$1" '$1 == n { print $2 }' "$T/state"
+	awk -v n="$1" '$1 == n { print $2 }' "$ST"
 }
 
 call() { # name count [args] -> summary line in $T/out
@@ -49,7 +51,7 @@ call() { # name count [args] -> summary line in $T/out
 
 start_launcher() {
 	"$L" --user --bus="$BUS" --servicedir="$SD" --timeout=3000 \
-		--state-file="$T/state" > "$T/launcher.ready" 2>> "$T/launcher.log" &
+		--state-file="$ST" > "$T/launcher.ready" 2>> "$T/launcher.log" &
 	LPID=$!
 	wait_for "$T/launcher.ready" ready
 }
@@ -77,13 +79,20 @@ t $? "kdbus-launcher starts on the bus"
 t $? "activators are idle after start"
 grep -q "broken.service: skipped" "$T/launcher.log"
 t $? "an invalid service file is skipped with a warning"
-[ -z "$(state broken)" ] && [ "$(grep -vc '^#' "$T/state")" = 8 ]
+[ -z "$(state broken)" ] && [ "$(grep -vc '^#' "$ST")" = 8 ]
 t $? "eight names are activatable"
 
 call org.t.Ok 1
 grep -q "replies=1 errors=0 dup=0" "$T/out"; t $? "a call to an idle name starts the service and is answered"
 [ "$(state org.t.Ok)" = running ]; t $? "the name is running after the hand-over"
 grep -q "start session" "$T/ok.log"; t $? "DBUS_STARTER_BUS_TYPE=session is in the service's environment"
+
+XDG_RUNTIME_DIR=$T/run "$TOP/tools/kdbusctl" status > "$T/status" 2>&1
+sed 's/^/# /' "$T/status"
+grep -q "^bus $BUS" "$T/status" && grep -q "activatable 8" "$T/status" &&
+	grep -Eq "^  org.t.Ok +running +:1\.[0-9]+" "$T/status" && grep -Eq "^  org.t.Hang +idle +-" "$T/status" &&
+	grep -q "messages_delivered" "$T/status"
+t $? "kdbusctl status shows the bus, activatable names with states and owners, and the counters"
 
 # the window where the service exits and gives the name back: the Quit
 # reply and every Echo are answered exactly once, by the old or a new
@@ -121,7 +130,7 @@ call org.t.NoExec 3
 grep -q "replies=0 errors=3 dup=0" "$T/out"; t $? "exec failure: the 3 queued calls get an error"
 grep -q "org.t.NoExec: activation failed: org.freedesktop.DBus.Error.Spawn.ExecFailed" "$T/launcher.log"
 t $? "exec failure is Spawn.ExecFailed"
-wait_for "$T/state" "org.t.NoExec idle" 20; t $? "the name is idle again after a failure"
+wait_for "$ST" "org.t.NoExec idle" 20; t $? "the name is idle again after a failure"
 
 call org.t.Exit 2
 grep -q "replies=0 errors=2 dup=0" "$T/out" &&
@@ -145,7 +154,7 @@ grep -q "replies=3 errors=0 dup=0" "$T/out"; t $? "a daemonising service (parent
 
 # rate limit: 5 failures within 10 s hold the name failed for 60 s
 for i in 1 2 3 4 5; do call org.t.Exit 1; done
-wait_for "$T/state" "org.t.Exit failed" 20; t $? "after 5 failures within 10 s the name is rate limited"
+wait_for "$ST" "org.t.Exit failed" 20; t $? "after 5 failures within 10 s the name is rate limited"
 before=$(grep -c "org.t.Exit: started" "$T/launcher.log")
 call org.t.Exit 1
 after=$(grep -c "org.t.Exit: started" "$T/launcher.log")
@@ -157,7 +166,7 @@ svc org.t.New "$S $BUS org.t.New"
 rm "$SD/org.t.Hang.service"
 kill -HUP $LPID
 wait_for "$T/launcher.log" reloaded
-wait_for "$T/state" "org.t.New idle" 20 && ! grep -q "org.t.Hang" "$T/state"
+wait_for "$ST" "org.t.New idle" 20 && ! grep -q "org.t.Hang" "$ST"
 t $? "SIGHUP adds new names and removes vanished ones"
 call org.t.New 2
 grep -q "replies=2 errors=0" "$T/out"; t $? "a name added by reload is activated"
@@ -225,7 +234,7 @@ else
 fi
 
 kill $LPID; wait $LPID 2>/dev/null
-[ ! -e "$T/state" ]; t $? "the launcher removes its state file on SIGTERM"
+[ ! -e "$ST" ]; t $? "the launcher removes its state file on SIGTERM"
 kill $HPID; wait $HPID 2>/dev/null
 sleep 0.2
 [ ! -e "$BUS" ]; t $? "the bus goes away with its holder"
