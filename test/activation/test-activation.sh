@@ -19,11 +19,17 @@ SD=$T/services
 ST=$T/run/kdbus/launcher-0-user.state
 mkdir -p "$SD" "$T/run/kdbus"
 n=0
+failures=0
 export XDG_DATA_DIRS=/nonexistent XDG_DATA_HOME=/nonexistent XDG_RUNTIME_DIR=/nonexistent
 
 t() {
 	n=$((n + 1))
-	if [ "$1" = 0 ]; then echo "ok $n - $2"; else echo "not ok $n - $2"; fi
+	if [ "$1" = 0 ]; then
+		echo "ok $n - $2"
+	else
+		echo "not ok $n - $2"
+		failures=$((failures + 1))
+	fi
 }
 
 # wait until file $1 contains $2 (at most $3 tenths of a second, default 100)
@@ -241,3 +247,4 @@ sleep 0.2
 sed 's/^/# launcher: /' "$T/launcher.log" | tail -60
 rm -rf "$T"
 echo "1..$n"
+[ "$failures" = 0 ]
