@@ -466,7 +466,9 @@ static int activation_start(struct activation *a)
                 if (null < 0 || dup2(null, STDIN_FILENO) < 0)
                         child_report(pipefd[1], STAGE_SETUP, errno);
                 if (pw && (getuid() != pw->pw_uid || geteuid() != pw->pw_uid)) {
-                        if (initgroups(pw->pw_name, pw->pw_gid) < 0 ||
+                        /* without NSS (static binary), only the primary group */
+                        if ((initgroups(pw->pw_name, pw->pw_gid) < 0 &&
+                             setgroups(1, &pw->pw_gid) < 0) ||
                             setresgid(pw->pw_gid, pw->pw_gid, pw->pw_gid) < 0 ||
                             setresuid(pw->pw_uid, pw->pw_uid, pw->pw_uid) < 0)
                                 child_report(pipefd[1], STAGE_SETUP, errno);
