@@ -8,6 +8,7 @@
  * 4 timeout. See Documentation/kdbusctl.1.
  */
 #define _GNU_SOURCE
+#include <dirent.h>
 #include <errno.h>
 #include <fcntl.h>
 #include <getopt.h>
@@ -57,6 +58,8 @@ static void help(void)
                "Introspect and drive a kdbus bus.\n\n"
                "Commands:\n"
                "  list                         List connections and names\n"
+               "  status                       Every bus: connections, names, activatable names\n"
+               "                               and their states, the kernel's counters\n"
                "  status NAME|ID               Show everything known about a peer\n"
                "  call DEST PATH IFACE METHOD [SIGNATURE [ARGS...]]\n"
                "                               Call a method and print the reply\n"
@@ -752,6 +755,144 @@ static void status_field_s(const char *key, const char *v, bool *first)
         *first = false;
 }
 
+/* ------------------------------------------------------------------ */
+/* status without arguments: an overview of every bus */
+
+/*
+ * The launcher publishes its name states (kdbus-launcher --state-file):
+ * /run/kdbus/launcher-<bus>.state for system units,
+ * $XDG_RUNTIME_DIR/kdbus/launcher-<bus>.state for user units. Returns the
+ * state of @name there, or NULL.
+ */
+static const char *launcher_state_of(const char *bus_dir, const char *name, char *buf,
+                                     size_t size, bool *have_file)
+{
+        const char *runtime = getenv("XDG_RUNTIME_DIR");
+        char path[2][600];
+        const char *state = NULL;
+
+        snprintf(path[0], sizeof(path[0]), "/run/kdbus/launcher-%s.state", bus_dir);
+        snprintf(path[1], sizeof(path[1]), "%s/kdbus/launcher-%s.state", runtime ?: "/nonexistent",
+                 bus_dir);
+        for (int i = 0; i < 2 && !state; i++) {
+                FILE *f = fopen(path[i], "re");
+                char line[600], n[300], st[32];
+
+                if (!f)
+                        continue;
+                *have_file = true;
+                while (fgets(line, sizeof(line), f)) {
+                        if (sscanf(line, "%299s %31s", n, st) == 2 && !strcmp(n, name)) {
+                                snprintf(buf, size, "%s", st);
+                                state = buf;
+                                break;
+                        }
+                }
+                fclose(f);
+        }
+        return state;
+}
+
+static void status_bus(const char *bus_dir)
+{
+        struct kdbus_name_entry *e = NULL;
+        struct kdbus_bus *bus = NULL;
+        size_t n = 0, n_conn = 0, n_names = 0, n_act = 0, n_queued = 0;
+        bool have_state_file = false;
+        char path[600];
+        int r;
+
+        snprintf(path, sizeof(path), "%s/%s/bus", arg_root, bus_dir);
+        printf("bus %s\n", path);
+        r = kdbus_bus_open(&bus, path);
+        if (r >= 0)
+                r = kdbus_bus_list(bus, KDBUS_LIST_UNIQUE | KDBUS_LIST_NAMES |
+                                   KDBUS_LIST_ACTIVATORS | KDBUS_LIST_QUEUED, &e, &n);
+        if (r < 0) {
+                printf("  (cannot read: %s)\n", strerror(-r));
+                kdbus_bus_unref(bus);
+                return;
+        }
+        for (size_t i = 0; i < n; i++) {
+                bool seen = false;
+
+                for (size_t k = 0; k < i; k++)
+                        seen |= e[k].id == e[i].id;
+                if (!seen && !(e[i].conn_flags & KDBUS_HELLO_ACTIVATOR))
+                        n_conn++;
+                if (!e[i].name)
+                        continue;
+                if (e[i].name_flags & KDBUS_NAME_ACTIVATOR)
+                        n_act++;
+                else if (e[i].name_flags & KDBUS_NAME_IN_QUEUE)
+                        n_queued++;
+                else
+                        n_names++;
+        }
+        printf("  connections %zu (own: %s), names %zu, queued owners %zu, activatable %zu\n",
+               n_conn, kdbus_bus_get_unique_name(bus), n_names, n_queued, n_act);
+        if (n_act)
+                printf("  %-40s %-9s %s\n", "ACTIVATABLE NAME", "STATE", "OWNER");
+        for (size_t i = 0; i < n; i++) {
+                char owner[32] = "-", buf[32];
+                const char *state;
+
+                if (!e[i].name || !(e[i].name_flags & KDBUS_NAME_ACTIVATOR))
+                        continue;
+                state = "idle";
+                for (size_t k = 0; k < n; k++) {
+                        if (e[k].name && !strcmp(e[k].name, e[i].name) &&
+                            !(e[k].name_flags & (KDBUS_NAME_ACTIVATOR | KDBUS_NAME_IN_QUEUE))) {
+                                snprintf(owner, sizeof(owner), ":1.%" PRIu64, e[k].id);
+                                state = "running";
+                        }
+                }
+                state = launcher_state_of(bus_dir, e[i].name, buf, sizeof(buf),
+                                          &have_state_file) ?: state;
+                printf("  %-40s %-9s %s\n", e[i].name, state, owner);
+        }
+        if (n_act && !have_state_file)
+                printf("  (no launcher state file: states are idle/running as the kernel shows them)\n");
+        kdbus_name_entries_free(e, n);
+        kdbus_bus_unref(bus);
+}
+
+static int cmp_dirent_name(const struct dirent **a, const struct dirent **b)
+{
+        return strcmp((*a)->d_name, (*b)->d_name);
+}
+
+static int verb_status_all(void)
+{
+        struct dirent **list = NULL;
+        char line[256];
+        int count;
+        FILE *f;
+
+        count = scandir(arg_root, &list, NULL, cmp_dirent_name);
+        if (count < 0)
+                return fail(EXIT_FAIL, "%s: %s", arg_root, strerror(errno));
+        for (int i = 0; i < count; i++) {
+                char node[600];
+
+                snprintf(node, sizeof(node), "%s/%s/bus", arg_root, list[i]->d_name);
+                if (list[i]->d_name[0] != '.' && access(node, F_OK) == 0)
+                        status_bus(list[i]->d_name);
+                free(list[i]);
+        }
+        free(list);
+        f = fopen("/sys/kernel/debug/kdbus/stats", "re");
+        if (f) {
+                printf("counters (/sys/kernel/debug/kdbus/stats)\n");
+                while (fgets(line, sizeof(line), f))
+                        printf("  %s", line);
+                fclose(f);
+        } else {
+                printf("counters: /sys/kernel/debug/kdbus/stats: %s\n", strerror(errno));
+        }
+        return 0;
+}
+
 static int verb_status(int argc, char **argv)
 {
         struct kdbus_metadata md;
@@ -760,8 +901,10 @@ static int verb_status(int argc, char **argv)
         bool first = true;
         int r;
 
+        if (argc == 1)
+                return verb_status_all();
         if (argc != 2)
-                return fail(EXIT_USAGE, "status needs NAME or ID");
+                return fail(EXIT_USAGE, "status takes at most one NAME or ID");
         if (argv[1][0] >= '0' && argv[1][0] <= '9')
                 snprintf(name, sizeof(name), ":1.%s", argv[1]);
         else
