@@ -69,9 +69,11 @@ sparse: deps
 
 # libkdbus, kdbusctl and every man page (section 7: the ABI; kdbusctl(1),
 # libkdbus(3)); DESTDIR and PREFIX are passed down unchanged
-install: lib tools
+install: lib tools proxy
 	$(MAKE) --no-print-directory -C lib install
 	$(MAKE) --no-print-directory -C tools install
+	$(MAKE) --no-print-directory -C proxy install
+	$(MAKE) --no-print-directory -C systemd install
 	$(MAKE) --no-print-directory -C Documentation install
 
 dkms-install:

@@ -34,6 +34,21 @@ elif [ -f "$REPO/test/host/Makefile" ]; then
 	passed=$((passed + p)) failed=$((failed + f)) skipped=$((skipped + s))
 fi
 
+# Host tests of the activation launcher (service-file parsing)
+if [ "${CHECK_HOST:-1}" != 0 ] && [ -f "$REPO/test/activation/Makefile" ]; then
+	echo "== activation host tests (test/activation)"
+	make --no-print-directory -C "$REPO/test/activation" check 2>&1 | tee "$LOG/activation-host.log"
+	rc=${PIPESTATUS[0]}
+	read -r p f s m < <("$REPO/scripts/tap-count.sh" <"$LOG/activation-host.log")
+	f=$((f + m))
+	if [ "$rc" != 0 ] && [ "$f" = 0 ]; then
+		echo "activation: make -C test/activation check failed (status $rc) without a failing test"
+		f=1
+	fi
+	echo "activation host: $p passed, $f failed, $s skipped"
+	passed=$((passed + p)) failed=$((failed + f)) skipped=$((skipped + s))
+fi
+
 # The message parser's fuzzer, for a bounded time (a full run only: T=
 # selects VM tests). A crash, leak or round-trip mismatch is one failure.
 if [ "${CHECK_HOST:-1}" != 0 ] && [ -z "${T:-}" ] && [ -f "$REPO/test/fuzz/Makefile" ]; then
