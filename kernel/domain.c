@@ -236,6 +236,7 @@ struct kdbus_user *kdbus_user_lookup(struct kdbus_domain *domain, kuid_t uid)
 	u->uid = uid;
 	atomic_set(&u->buses, 0);
 	atomic_set(&u->connections, 0);
+	atomic_long_set(&u->match_bytes, 0);
 	INIT_HLIST_NODE(&u->hentry);
 
 	/* id 0 is the kernel's quota slot */

@@ -45,6 +45,7 @@ struct kdbus_domain {
  *			of custom endpoints (invariant)
  * @buses:		Number of buses the user has created (atomic)
  * @connections:	Number of connections the user has created (atomic)
+ * @match_bytes:	Memory of the matches of all its connections (atomic)
  */
 struct kdbus_user {
 	struct kref kref;
@@ -54,6 +55,7 @@ struct kdbus_user {
 	kuid_t uid;
 	atomic_t buses;
 	atomic_t connections;
+	atomic_long_t match_bytes;
 };
 
 /* quota slot of kernel-generated messages; users start at 1 */

@@ -37,6 +37,19 @@
 /* maximum number of matches per connection */
 #define KDBUS_MATCH_MAX			256
 
+/*
+ * maximum rules in one match (E2BIG): a D-Bus match rule compiles to one
+ * Bloom mask plus a few names and ids; bounds the per-receiver cost of a
+ * broadcast to KDBUS_MATCH_MAX * KDBUS_MATCH_MAX_RULES rule checks
+ */
+#define KDBUS_MATCH_MAX_RULES		16
+
+/*
+ * memory of all matches of one user per domain (EMFILE): bounds what one
+ * user's matches add to every broadcast, whatever its connection count
+ */
+#define KDBUS_USER_MAX_MATCH_BYTES	(1024 * 1024)
+
 /* maximum messages queued in a receiver per sending user */
 #define KDBUS_CONN_MAX_MSGS		256
 

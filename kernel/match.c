@@ -9,7 +9,12 @@
  * ID_*) never pass a user message.
  *
  * The per-receiver cost of a broadcast that a connection does not want is
- * one walk over its rules, no allocation and no copy.
+ * one walk over its rules, no allocation and no copy. That walk is
+ * bounded: at most KDBUS_MATCH_MAX matches of KDBUS_MATCH_MAX_RULES rules
+ * per connection, and the rules of all connections of one user take at
+ * most KDBUS_USER_MAX_MATCH_BYTES (charged at MATCH_ADD), so no user can
+ * make every other user's broadcasts and notifications slow by opening
+ * many connections with large rule sets.
  *
  * Locking:
  *  - mdb->mdb_rwlock protects mdb->entries_list, mdb->entries_count and
@@ -33,6 +38,7 @@
 
 #include "bus.h"
 #include "connection.h"
+#include "domain.h"
 #include "endpoint.h"
 #include "handle.h"
 #include "item.h"
@@ -59,11 +65,15 @@ struct kdbus_match_db {
  * @list_entry:		Entry in mdb->entries_list
  * @rules_list:		Rules of this match, all of which must pass
  *			(invariant once linked)
+ * @user:		User charged for the match (reference), or NULL
+ * @charge:		Bytes charged to @user's match budget
  */
 struct kdbus_match_entry {
 	u64 cookie;
 	struct list_head list_entry;
 	struct list_head rules_list;
+	struct kdbus_user *user;
+	size_t charge;
 };
 
 /**
@@ -134,6 +144,10 @@ static void kdbus_match_entry_free(struct kdbus_match_entry *entry)
 	list_for_each_entry_safe(r, tmp, &entry->rules_list, rules_entry)
 		kdbus_match_rule_free(r);
 
+	if (entry->user) {
+		atomic_long_sub(entry->charge, &entry->user->match_bytes);
+		kdbus_user_unref(entry->user);
+	}
 	list_del(&entry->list_entry);
 	kfree(entry);
 }
@@ -433,6 +447,8 @@ int kdbus_cmd_match_add(struct kdbus_conn *conn, void __user *argp)
 	struct kdbus_match_rule *rule;
 	struct kdbus_cmd_match *cmd;
 	struct kdbus_item *item;
+	unsigned int n_rules = 0;
+	size_t charge;
 	int ret;
 
 	struct kdbus_arg argv[] = {
@@ -470,6 +486,34 @@ int kdbus_cmd_match_add(struct kdbus_conn *conn, void __user *argp)
 	entry->cookie = cmd->cookie;
 	INIT_LIST_HEAD(&entry->list_entry);
 	INIT_LIST_HEAD(&entry->rules_list);
+
+	/* what the match costs: its command's items and the structures */
+	charge = sizeof(*entry) + KDBUS_ITEMS_SIZE(cmd, items);
+	KDBUS_ITEMS_FOREACH(item, cmd->items, KDBUS_ITEMS_SIZE(cmd, items)) {
+		if (item->type == KDBUS_ITEM_NEGOTIATE)
+			continue;
+		if (++n_rules > KDBUS_MATCH_MAX_RULES) {
+			ret = -E2BIG;
+			goto exit;
+		}
+		charge += sizeof(*rule);
+	}
+
+	/*
+	 * The user's budget, charged before anything is allocated. (A
+	 * REPLACE is charged before the old match is removed, so at the
+	 * budget's edge it may fail where removing first would not.)
+	 */
+	if (conn->user) {
+		if (atomic_long_add_return(charge, &conn->user->match_bytes) >
+		    KDBUS_USER_MAX_MATCH_BYTES) {
+			atomic_long_sub(charge, &conn->user->match_bytes);
+			ret = -EMFILE;
+			goto exit;
+		}
+		entry->user = kdbus_user_ref(conn->user);
+		entry->charge = charge;
+	}
 
 	KDBUS_ITEMS_FOREACH(item, cmd->items, KDBUS_ITEMS_SIZE(cmd, items)) {
 		if (item->type == KDBUS_ITEM_NEGOTIATE)

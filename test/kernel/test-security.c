@@ -308,3 +308,76 @@ KDBUS_TEST(security, notification_churn_other_uid, KDBUS_TEST_NO_BUS)
 	close(bus_fd);
 	return TEST_OK;
 }
+
+/* MATCH_ADD of one match with n ID rules, or with one Bloom mask rule of
+ * gens generations */
+static int add_match(struct kdbus_conn *c, uint64_t cookie, unsigned int n,
+		     unsigned int gens)
+{
+	struct kdbus_cmd_match *m = cmd_new(sizeof(*m));
+	int r;
+
+	m->cookie = cookie;
+	if (gens) {
+		size_t size = (size_t)gens * KDBUS_DEFAULT_BLOOM;
+		uint8_t *mask = calloc(1, size);
+
+		if (!mask)
+			return -ENOMEM;
+		mask[0] = 1;
+		cmd_add_item(m, KDBUS_ITEM_BLOOM_MASK, mask, size);
+		free(mask);
+	}
+	for (unsigned int i = 0; i < n; i++)
+		cmd_add_u64(m, KDBUS_ITEM_ID, 1000 + i);
+	r = kdbus_ioctl(c->fd, KDBUS_CMD_MATCH_ADD, m);
+	cmd_free(m);
+	return r;
+}
+
+/*
+ * Rules per match are bounded (E2BIG past KDBUS_MATCH_MAX_RULES = 16) and
+ * so is the memory of all matches of one user (EMFILE past 1 MiB), so one
+ * user cannot make every broadcast walk an unbounded rule set by opening
+ * connections; another user's matches are unaffected, and closing a
+ * connection returns its budget (issue 12, defect 3).
+ */
+KDBUS_TEST(security, match_rule_and_memory_limits, KDBUS_TEST_NO_BUS)
+{
+	struct kdbus_conn *a[4], *b;
+	char path[256];
+	int bus_fd, r = 0;
+	unsigned int i, n = 0;
+
+	bus_fd = kp_bus_world(path, sizeof(path));
+	ASSERT_OK(bus_fd);
+	for (i = 0; i < 4; i++)
+		ASSERT_OK(kdbus_hello_as_uid(path, 4901, 0, 0,
+					     KDBUS_DEFAULT_POOL, &a[i]));
+	ASSERT_OK(kdbus_hello_as_uid(path, 4902, 0, 0, KDBUS_DEFAULT_POOL, &b));
+
+	ASSERT_OK(add_match(a[0], 1, 16, 0));
+	ASSERT_ERR(add_match(a[0], 2, 17, 0), E2BIG);
+
+	/* 16 KiB masks: the user's budget runs out across its connections */
+	for (i = 0; i < 4 * 256 && r == 0; i++) {
+		r = add_match(a[i % 4], 100 + i, 0, 256);
+		if (r == 0)
+			n++;
+	}
+	if (r != -EMFILE)
+		kdbus_diag("%u large matches, then %d", n, r);
+	ASSERT_EQ(r, -EMFILE);
+	ASSERT(n >= 32 && n <= 64);
+	/* another user still adds matches */
+	ASSERT_OK(add_match(b, 1, 0, 256));
+	/* closing a connection gives its matches' memory back */
+	kdbus_conn_free(a[0]);
+	ASSERT_OK(add_match(a[1], 9999, 0, 256));
+
+	for (i = 1; i < 4; i++)
+		kdbus_conn_free(a[i]);
+	kdbus_conn_free(b);
+	close(bus_fd);
+	return TEST_OK;
+}
