@@ -104,18 +104,32 @@ static int hello(const char *bus)
 	return fd;
 }
 
-/* one match whose mask the benchmark's signal never satisfies */
-static void add_match(int fd)
-{
-	u64 buf[(32 + ITEM_HDR + BLOOM_SIZE) / 8] = { 0 };
-	struct kdbus_cmd_match *m = (struct kdbus_cmd_match *)buf;
+/* the most rules one match may hold (kernel/limits.h) */
+#define MAX_RULES	16
 
-	m->size = sizeof(buf);
+/*
+ * One match of @rules BLOOM_MASK rules that the benchmark's signal never
+ * satisfies: every rule but the last passes (an empty mask), so a
+ * receiver's walk evaluates all of them before rejecting - the worst
+ * case an attacker can build.
+ */
+static void add_match(int fd, unsigned int rules)
+{
+	u64 buf[(32 + MAX_RULES * (ITEM_HDR + BLOOM_SIZE)) / 8] = { 0 };
+	struct kdbus_cmd_match *m = (struct kdbus_cmd_match *)buf;
+	struct kdbus_item *it = m->items;
+	unsigned int i;
+
+	m->size = 32 + rules * (ITEM_HDR + BLOOM_SIZE);
 	m->cookie = 1;
-	m->items[0].size = ITEM_HDR + BLOOM_SIZE;
-	m->items[0].type = KDBUS_ITEM_BLOOM_MASK;
-	/* bit 0 of the mask: never set in the filter */
-	buf[(sizeof(*m) + ITEM_HDR) / 8] = 1;
+	for (i = 0; i < rules; i++) {
+		it->size = ITEM_HDR + BLOOM_SIZE;
+		it->type = KDBUS_ITEM_BLOOM_MASK;
+		/* last rule: bit 0 of the mask, never set in the filter */
+		if (i == rules - 1)
+			it->data64[0] = 1;
+		it = (struct kdbus_item *)((char *)it + it->size);
+	}
 	if (ioctl(fd, KDBUS_CMD_MATCH_ADD, m))
 		die("MATCH_ADD", errno);
 }
@@ -215,7 +229,7 @@ int main(int argc, char **argv)
 			subs[n] = hello("bus");
 			if (setresuid(0, 0, 0))
 				die("setresuid back", errno);
-			add_match(subs[n]);
+			add_match(subs[n], 1);
 			n++;
 		}
 		t = measure(sender, sends);
@@ -230,6 +244,47 @@ int main(int argc, char **argv)
 
 	for (i = 0; i < (int)n; i++)
 		close(subs[i]);
+
+	/*
+	 * The same with the largest rule sets: 1,000 subscribers whose
+	 * match holds the maximum number of rules, against one rule each
+	 * (issue 12: per-receiver cost bounded by a constant).
+	 */
+	printf("\nkdbus broadcast cost with large rule sets (1,000 non-matching subscribers, one match each, %u sends x 10 rounds, median)\n",
+	       sends);
+	printf("%12s %14s %22s\n", "rules/match", "ns/broadcast",
+	       "ns/subscriber");
+	{
+		static const unsigned int rules[] = { 1, MAX_RULES };
+		double t1 = 0;
+
+		for (s = 0; s < 2; s++) {
+			double t;
+
+			for (i = 0; i < 1000; i++) {
+				uid_t uid = 30000 + i % 4;
+
+				if (setresuid(uid, uid, 0))
+					die("setresuid", errno);
+				subs[i] = hello("bus");
+				if (setresuid(0, 0, 0))
+					die("setresuid back", errno);
+				add_match(subs[i], rules[s]);
+			}
+			t = measure(sender, sends);
+			if (s == 0)
+				t1 = t;
+			printf("%12u %14.0f %22.1f%s\n", rules[s], t,
+			       (t - base) / 1000,
+			       s == 0 ? "" : "");
+			if (s == 1 && t1 > 0)
+				printf("(maximum rules vs one rule: %.2fx per broadcast)\n",
+				       t / t1);
+			for (i = 0; i < 1000; i++)
+				close(subs[i]);
+			fflush(stdout);
+		}
+	}
 	close(sender);
 	close(owner);
 	return 0;

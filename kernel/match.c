@@ -9,8 +9,10 @@
  * ID_*) never pass a user message.
  *
  * The per-receiver cost of a broadcast that a connection does not want is
- * one walk over its rules, no allocation and no copy. That walk is
- * bounded: at most KDBUS_MATCH_MAX matches of KDBUS_MATCH_MAX_RULES rules
+ * one walk over its rules, no allocation and no copy. The Bloom masks of
+ * a match are merged into one at MATCH_ADD (an exact rewrite of their
+ * AND), so a match costs one Bloom check however many masks it was given.
+ * The walk is bounded: at most KDBUS_MATCH_MAX matches of KDBUS_MATCH_MAX_RULES rules
  * per connection, and the rules of all connections of one user take at
  * most KDBUS_USER_MAX_MATCH_BYTES (charged at MATCH_ADD), so no user can
  * make every other user's broadcasts and notifications slow by opening
@@ -431,6 +433,56 @@ error:
 	return ERR_PTR(ret);
 }
 
+/*
+ * All BLOOM_MASK rules of one match must pass, and a rule passes when its
+ * mask (generation min(g, G - 1)) is a subset of the filter; so they pass
+ * together exactly when, per generation, the union of their masks does.
+ * Merging them into one rule at MATCH_ADD makes the walk of a match one
+ * Bloom check however many masks it was given: the cost of a broadcast
+ * per receiver does not grow with the rules an attacker piles up.
+ */
+static int kdbus_match_merge_blooms(struct kdbus_match_entry *entry,
+				    size_t bloom_size)
+{
+	struct kdbus_match_rule *r, *tmp, *first = NULL;
+	size_t n = bloom_size / sizeof(u64), i;
+	u64 gens = 0, g, *data;
+
+	list_for_each_entry(r, &entry->rules_list, rules_entry)
+		if (r->type == KDBUS_ITEM_BLOOM_MASK) {
+			if (!first)
+				first = r;
+			else
+				gens = max(gens, r->bloom_mask.generations);
+		}
+	if (!first || !gens)
+		return 0;	/* none or one: nothing to merge */
+	gens = max(gens, first->bloom_mask.generations);
+
+	data = kcalloc(gens, bloom_size, GFP_KERNEL_ACCOUNT);
+	if (!data)
+		return -ENOMEM;
+
+	list_for_each_entry_safe(r, tmp, &entry->rules_list, rules_entry) {
+		if (r->type != KDBUS_ITEM_BLOOM_MASK)
+			continue;
+		for (g = 0; g < gens; g++) {
+			const u64 *m = r->bloom_mask.data +
+				min(g, r->bloom_mask.generations - 1) * n;
+
+			for (i = 0; i < n; i++)
+				data[g * n + i] |= m[i];
+		}
+		if (r != first)
+			kdbus_match_rule_free(r);
+	}
+
+	kfree(first->bloom_mask.data);
+	first->bloom_mask.data = data;
+	first->bloom_mask.generations = gens;
+	return 0;
+}
+
 /**
  * kdbus_cmd_match_add() - handle KDBUS_CMD_MATCH_ADD
  * @conn:		Connection to add the match to
@@ -527,6 +579,10 @@ int kdbus_cmd_match_add(struct kdbus_conn *conn, void __user *argp)
 
 		list_add_tail(&rule->rules_entry, &entry->rules_list);
 	}
+
+	ret = kdbus_match_merge_blooms(entry, bloom_size);
+	if (ret < 0)
+		goto exit;
 
 	down_write(&mdb->mdb_rwlock);
 
