@@ -4,6 +4,8 @@
 #   make                 build everything (installs missing Debian packages)
 #   make check [T=name]  host tests + VM tests; last line "N passed, N failed"
 #   make demo            boot the VM and tell the kdbus story (examples/demo.sh)
+#   make check-debug     the VM suite on the debug kernel (KASAN, kmemleak,
+#                        lockdep, fault injection); scripts/check-debug.sh
 #   make check-harness   prove the VM harness catches WARN/panic/rmmod failures
 #   make bench           boot the VM, run the unicast benchmark (bench/README.md)
 #   make checkpatch      checkpatch.pl --strict on kernel/ and the uapi header
@@ -41,6 +43,9 @@ $(SUBDIRS): deps
 check: all
 	@T="$(T)" $(TOP)/scripts/check.sh
 
+check-debug: all
+	@T="$(T)" $(TOP)/scripts/check-debug.sh
+
 check-harness: deps
 	@$(TOP)/vm/selftest/check.sh
 
@@ -77,5 +82,5 @@ clean:
 	$(MAKE) --no-print-directory -C bench clean
 	rm -rf $(BUILD)
 
-.PHONY: all deps check check-harness demo bench checkpatch sparse dkms-install \
+.PHONY: all deps check check-debug check-harness demo bench checkpatch sparse dkms-install \
 	dkms-uninstall clean $(SUBDIRS)
