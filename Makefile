@@ -6,6 +6,7 @@
 #   make demo            boot the VM and tell the kdbus story (examples/demo.sh)
 #   make check-debug     the VM suite on the debug kernel (KASAN, kmemleak,
 #                        lockdep, fault injection); scripts/check-debug.sh
+#   make fuzz-kernel DURATION=s  the KCOV-guided ioctl fuzzer in the debug VM
 #   make check-harness   prove the VM harness catches WARN/panic/rmmod failures
 #   make bench           boot the VM, run the unicast benchmark (bench/README.md)
 #   make checkpatch      checkpatch.pl --strict on kernel/ and the uapi header
@@ -46,6 +47,9 @@ check: all
 check-debug: all
 	@T="$(T)" $(TOP)/scripts/check-debug.sh
 
+fuzz-kernel: all
+	@DURATION="$(DURATION)" JOBS="$(JOBS)" $(TOP)/scripts/fuzz-kernel.sh
+
 check-harness: deps
 	@$(TOP)/vm/selftest/check.sh
 
@@ -82,5 +86,5 @@ clean:
 	$(MAKE) --no-print-directory -C bench clean
 	rm -rf $(BUILD)
 
-.PHONY: all deps check check-debug check-harness demo bench checkpatch sparse dkms-install \
+.PHONY: all deps check check-debug fuzz-kernel check-harness demo bench checkpatch sparse dkms-install \
 	dkms-uninstall clean $(SUBDIRS)

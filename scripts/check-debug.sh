@@ -41,6 +41,8 @@ if ! make -C "$KSRC" M="$MOD" KDBUS_KCOV=1 modules >"$LOG/module.log" 2>&1; then
 	exit 1
 fi
 
+[ -z "${KDBUS_DEBUG_BUILD_ONLY:-}" ] || exit 0
+
 G=/host$REPO
 rates=${KDBUS_DEBUG_FI_RATES-2 10}
 {
