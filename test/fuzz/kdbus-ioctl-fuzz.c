@@ -57,6 +57,14 @@ static const char *bus_path;
 
 struct in { const uint8_t *p; size_t n, i; };
 
+static uint64_t now_ns(void)
+{
+	struct timespec ts;
+
+	clock_gettime(CLOCK_MONOTONIC, &ts);
+	return ts.tv_sec * 1000000000ULL + ts.tv_nsec;
+}
+
 static uint64_t get(struct in *in, int bytes)
 {
 	uint64_t v = 0;
@@ -246,11 +254,14 @@ static void run_input(const uint8_t *data, size_t n)
 				get(&in, 1) & 1 ? conns[get(&in, 1) % NCONN].id : val(&in);
 			m->payload_type = get(&in, 1) & 1 ? KDBUS_PAYLOAD_DBUS : val(&in);
 			m->cookie = val(&in);
-			m->timeout_ns = op == 3 ? 1000000 + get(&in, 2) * 1000 : val(&in);
+			/* an absolute CLOCK_MONOTONIC deadline: at most 50ms away */
+			m->timeout_ns = op == 3 || (get(&in, 1) & 1) ?
+				now_ns() + get(&in, 2) * 768 : val(&in);
 			add_items(&in, mbuf, &ml, 4);
 			m->size = get(&in, 1) & 15 ? ml : val(&in);
-			s->flags = op == 3 && (get(&in, 1) & 1) ? KDBUS_SEND_SYNC_REPLY :
-				val(&in) & 3;
+			/* synchronous only with a near deadline (no hang) */
+			s->flags = op == 3 && (get(&in, 1) & 1) ?
+				KDBUS_SEND_SYNC_REPLY : val(&in) & ~1ULL;
 			s->msg_address = (uintptr_t)m;
 			len = sizeof(*s);
 			add_items(&in, buf, &len, 1);
