@@ -45,12 +45,17 @@ mkdir -p "$CACHE"
 exec 9>"$CACHE/.lock"
 flock 9
 if [ -f "$DIR/.done" ]; then echo "$DIR/src"; exit 0; fi
+start=$(date +%s)
+if [ -f "$DIR/.configured" ]; then
+	# An interrupted build resumes (make is incremental).
+	log "resuming the build in $DIR"
+	cd "$DIR/src"
+else
 rm -rf "$DIR"
 mkdir -p "$DIR/src"
 log "unpacking $tarball ($ver) into $DIR"
 tar -xJf "$tarball" -C "$DIR/src" --strip-components=1
 cd "$DIR/src"
-start=$(date +%s)
 make -s ARCH=x86_64 tinyconfig >&2
 scripts/kconfig/merge_config.sh -m .config "$FRAG" >&2
 make -s ARCH=x86_64 olddefconfig >&2
@@ -58,15 +63,17 @@ make -s ARCH=x86_64 olddefconfig >&2
 # Kconfig silently drops an option).
 missing=0
 while IFS= read -r line; do
-	case "$line" in CONFIG_*=n) opt=${line%%=*}
-		grep -qx "# $opt is not set" .config || grep -q "^$opt=" .config || true
-		continue ;;
+	case "$line" in
+	"# CONFIG_"*" is not set") opt=${line#\# }; opt=${opt%% *}
+		! grep -q "^$opt=[ym]" .config || { log "set: $opt"; missing=1; } ;;
 	CONFIG_*) grep -qxF "$line" .config || { log "not set: $line"; missing=1; } ;;
 	esac
 done <"$FRAG"
 [ $missing = 0 ] || { log "the fragment does not apply; see $DIR/src/.config"; exit 1; }
+touch "$DIR/.configured"
+fi
 log "building (nice -n 19, -j$(nproc)); about 12-20 minutes"
-nice -n 19 make ARCH=x86_64 -j"$(nproc)" bzImage modules_prepare >"$DIR/build.log" 2>&1 ||
+nice -n 19 make ARCH=x86_64 -j"$(nproc)" bzImage modules_prepare >>"$DIR/build.log" 2>&1 ||
 	{ tail -n 40 "$DIR/build.log" >&2; exit 1; }
 # Module.symvers for external modules (nothing is =m; it is just the exports).
 nice -n 19 make ARCH=x86_64 -j"$(nproc)" modules >>"$DIR/build.log" 2>&1 ||
