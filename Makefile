@@ -8,6 +8,9 @@
 #   make check-all       the same on every kernel with image and headers
 #                        (6.1, 6.12, 6.12-rt after make deps)
 #   make demo            boot the VM and tell the kdbus story (examples/demo.sh)
+#   make check-debug     the VM suite on the debug kernel (KASAN, kmemleak,
+#                        lockdep, fault injection); scripts/check-debug.sh
+#   make fuzz-kernel DURATION=s  the KCOV-guided ioctl fuzzer in the debug VM
 #   make check-harness   prove the VM harness catches WARN/panic/rmmod failures
 #   make bench           boot the VM, run the unicast benchmark (bench/README.md)
 #   make checkpatch      checkpatch.pl --strict on kernel/ and the uapi header
@@ -50,6 +53,12 @@ check: all
 check-all: all
 	@$(TOP)/scripts/check-all.sh
 
+check-debug: all
+	@T="$(T)" $(TOP)/scripts/check-debug.sh
+
+fuzz-kernel: all
+	@DURATION="$(DURATION)" JOBS="$(JOBS)" $(TOP)/scripts/fuzz-kernel.sh
+
 check-harness: deps
 	@$(TOP)/vm/selftest/check.sh
 
@@ -88,5 +97,6 @@ clean:
 	$(MAKE) --no-print-directory -C bench clean
 	rm -rf $(BUILD)
 
-.PHONY: all deps check check-all check-harness demo bench checkpatch sparse install dkms-install \
+.PHONY: all deps check check-all check-debug fuzz-kernel check-harness demo bench checkpatch \
+	sparse install dkms-install \
 	dkms-uninstall clean $(SUBDIRS)

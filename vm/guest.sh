@@ -25,6 +25,20 @@ echo "$KDBUS_VM_HUNG_TIMEOUT" >/proc/sys/kernel/hung_task_timeout_secs
 echo -1 >/proc/sys/kernel/hung_task_warnings 2>/dev/null
 ln -sf /proc/self/fd /dev/fd 2>/dev/null
 hostname kdbus-vm
+# A kernel with kmemleak (the debug kernel): forget what boot left behind;
+# leaks of the run are scanned for with the module loaded (symbolised
+# traces) and again after rmmod, and printed with the kernel log.
+kmemleak=/sys/kernel/debug/kmemleak
+[ -w $kmemleak ] || kmemleak=
+[ -z "$kmemleak" ] || echo clear >$kmemleak
+leakscan() {
+	[ -n "$kmemleak" ] || return 0
+	sleep 6		# kmemleak ignores objects younger than 5s
+	echo scan >$kmemleak
+	echo scan >$kmemleak
+	cat $kmemleak >>/tmp/kmemleak.txt
+	echo clear >$kmemleak
+}
 
 setup=ok
 modname=
@@ -63,10 +77,13 @@ if [ -n "$modname" ]; then
 	# Give deferred work (RCU callbacks, workqueues) a moment to drop
 	# its module references, as a real unload would have.
 	sleep 1
+	leakscan
 	rmmod "$modname"
 	echo "@@KDBUS-VM RMMOD rc=$?@@"
 fi
+leakscan
 echo "@@KDBUS-VM DMESG BEGIN@@"
 dmesg
+[ ! -s /tmp/kmemleak.txt ] || cat /tmp/kmemleak.txt
 echo "@@KDBUS-VM DMESG END@@"
 echo "@@KDBUS-VM DONE@@"

@@ -1,0 +1,80 @@
+#!/bin/bash
+# SPDX-License-Identifier: GPL-2.0-or-later
+#
+# make check-debug: the whole VM suite on the debug kernel (KASAN, UBSAN,
+# kmemleak, lockdep, KCOV, fault injection; vm/debug/debug.config).
+#  1. builds or reuses the debug kernel (scripts/debug-kernel.sh, cached
+#     outside the tree), builds the module against it with KCOV (a separate
+#     build directory: kernel/kdbus.ko stays the stock one);
+#  2. one boot: test/kernel/kdbus-test, the library and tool tests of
+#     test/kernel-lib, then fault injection (failslab and fail_page_alloc,
+#     task-filtered to the test process and its children, at each rate of
+#     KDBUS_DEBUG_FI_RATES) over KDBUS_DEBUG_FI_T; tests may fail under fault
+#     injection, the kernel must report nothing;
+#  3. vm/run fails on any kernel report, kmemleak entry (scanned with the
+#     module loaded and after rmmod) or failed rmmod.
+# Ends with "N passed, N failed".
+#   T=...                      kdbus-test names/groups (default: all)
+#   KDBUS_DEBUG_FI_RATES       percentages (default "2 10"; "" = none)
+#   KDBUS_DEBUG_FI_T           tests under fault injection (default: the
+#                              data path and teardown groups, see below;
+#                              "all" = every test)
+
+set -uo pipefail
+
+REPO=$(cd "$(dirname "$(readlink -f "$0")")/.." && pwd -P)
+LOG=$REPO/build/check-debug
+mkdir -p "$LOG"
+start=$(date +%s)
+
+KSRC=$("$REPO/scripts/debug-kernel.sh") || { echo "check-debug: the debug kernel did not build"; echo "0 passed, 1 failed"; exit 1; }
+echo "check-debug: debug kernel $KSRC ($(($(date +%s) - start))s)"
+
+# The module against the debug kernel, with KCOV, outside kernel/.
+MOD=$REPO/build/debug/kernel
+rm -rf "$MOD"
+mkdir -p "$MOD"
+cp "$REPO"/kernel/*.[ch] "$REPO/kernel/Kbuild" "$MOD/"
+ln -sfn ../../include "$REPO/build/debug/include"
+if ! make -C "$KSRC" M="$MOD" KDBUS_KCOV=1 modules >"$LOG/module.log" 2>&1; then
+	tail -n 30 "$LOG/module.log"
+	echo "check-debug: the module did not build against the debug kernel"
+	echo "0 passed, 1 failed"
+	exit 1
+fi
+
+[ -z "${KDBUS_DEBUG_BUILD_ONLY:-}" ] || exit 0
+
+G=/host$REPO
+rates=${KDBUS_DEBUG_FI_RATES-2 10}
+# Four rounds of the whole suite would take ~40 minutes under KASAN on TCG.
+fi_t=${KDBUS_DEBUG_FI_T:-hello message memfd names match broadcast sync reply teardown race}
+[ "$fi_t" != all ] || fi_t=
+{
+	echo "r=0"
+	echo "$G/test/kernel/kdbus-test ${T:-} || r=1"
+	if [ -z "${T:-}" ] && [ -x "$REPO/test/kernel-lib/test-lib" ]; then
+		echo "$G/test/kernel-lib/test-lib || r=1"
+		echo "$G/test/kernel-lib/test-kdbusctl.sh || r=1"
+	fi
+	[ -z "$rates" ] || echo "sh $G/scripts/fault-inject.sh \"$rates\" $G/test/kernel/kdbus-test $fi_t || r=1"
+	echo "exit \$r"
+} >"$LOG/cmd.sh"
+
+echo "== the VM suite on the debug kernel (fault injection at: ${rates:-none})"
+KDBUS_VM_KERNEL=$KSRC/arch/x86/boot/bzImage \
+KDBUS_VM_APPEND="acpi=noirq kmemleak=on" \
+KDBUS_VM_TIMEOUT=${KDBUS_VM_TIMEOUT:-3600} \
+	"$REPO/vm/run" --tap --module "$MOD/kdbus.ko" -c "sh $G/build/check-debug/cmd.sh" 2>&1 |
+	tee "$LOG/vm.log"
+line=$(grep -E '^vm: [0-9]+ passed, [0-9]+ failed, [0-9]+ skipped' "$LOG/vm.log" | tail -n1)
+if [ -n "$line" ]; then
+	read -r p f s < <(sed -E 's/^vm: ([0-9]+) passed, ([0-9]+) failed, ([0-9]+) skipped.*/\1 \2 \3/' <<<"$line")
+else
+	echo "vm: the VM run did not complete"
+	p=0 f=1 s=0
+fi
+echo "check-debug: $(($(date +%s) - start))s in total"
+echo "total: $s skipped"
+echo "$p passed, $f failed"
+[ "$f" = 0 ]
