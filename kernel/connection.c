@@ -921,20 +921,8 @@ void kdbus_conn_move_messages(struct kdbus_conn *conn_dst,
 
 	/* REPLY_DEAD (or EPIPE) for the dropped requests; flushed later */
 	list_for_each_entry_safe(r, r_tmp, &dead, dead_entry) {
-		struct kdbus_conn *requester = r->reply_dst;
-
 		list_del(&r->dead_entry);
-		mutex_lock(&requester->lock);
-		if (r->linked && (!r->sync || r->waiting)) {
-			if (r->sync) {
-				kdbus_sync_reply_wakeup(r, -EPIPE);
-			} else {
-				kdbus_notify_reply_dead(bus, requester->id,
-							r->cookie);
-				kdbus_reply_unlink(r);
-			}
-		}
-		mutex_unlock(&requester->lock);
+		kdbus_msg_reply_dead(bus, r);
 		kdbus_reply_unref(r);
 	}
 

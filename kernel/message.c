@@ -1735,8 +1735,19 @@ exit:
  * A request that expected a reply was dropped unanswered: tell the
  * requester (EPIPE for a synchronous waiter, REPLY_DEAD otherwise).
  */
-static void kdbus_msg_drop_reply(struct kdbus_bus *bus,
-				 struct kdbus_reply *reply)
+/**
+ * kdbus_msg_reply_dead() - complete a record whose request was dropped
+ * @bus:	bus of the request
+ * @reply:	reply record of the dropped request
+ *
+ * The requester learns at once that no reply will come: EPIPE for a
+ * synchronous waiter, a REPLY_DEAD notification otherwise (queued; the
+ * caller flushes the bus's notifications once its locks are dropped).
+ *
+ * Context: takes the requester's conn->lock; no other connection lock
+ * may be held.
+ */
+void kdbus_msg_reply_dead(struct kdbus_bus *bus, struct kdbus_reply *reply)
 {
 	struct kdbus_conn *requester = reply->reply_dst;
 
@@ -1751,7 +1762,12 @@ static void kdbus_msg_drop_reply(struct kdbus_bus *bus,
 		}
 	}
 	mutex_unlock(&requester->lock);
+}
 
+static void kdbus_msg_drop_reply(struct kdbus_bus *bus,
+				 struct kdbus_reply *reply)
+{
+	kdbus_msg_reply_dead(bus, reply);
 	kdbus_notify_flush(bus);
 }
 

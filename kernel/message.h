@@ -18,6 +18,7 @@
 struct file;
 struct kdbus_bus;
 struct kdbus_conn;
+struct kdbus_reply;
 struct kdbus_item;
 struct kdbus_meta_conn;
 struct kdbus_meta_proc;
@@ -137,6 +138,7 @@ int kdbus_staging_emit(struct kdbus_staging *staging,
 int kdbus_msg_deliver_kernel(struct kdbus_conn *dst,
 			     struct kdbus_staging *staging);
 void kdbus_msg_disconnect(struct kdbus_conn *conn);
+void kdbus_msg_reply_dead(struct kdbus_bus *bus, struct kdbus_reply *reply);
 
 int kdbus_cmd_send(struct kdbus_conn *conn, struct file *f, void __user *argp);
 int kdbus_cmd_recv(struct kdbus_conn *conn, void __user *argp);

@@ -18,35 +18,28 @@ LOG=$REPO/build/check
 mkdir -p "$LOG"
 passed=0 failed=0 skipped=0
 
-if [ "${CHECK_HOST:-1}" = 0 ]; then
-	:
-elif [ -f "$REPO/test/host/Makefile" ]; then
-	echo "== host tests (test/host)"
-	make --no-print-directory -C "$REPO/test/host" check 2>&1 | tee "$LOG/host.log"
-	rc=${PIPESTATUS[0]}
-	read -r p f s m < <("$REPO/scripts/tap-count.sh" <"$LOG/host.log")
-	f=$((f + m))
-	if [ "$rc" != 0 ] && [ "$f" = 0 ]; then
-		echo "host: make -C test/host check failed (status $rc) without a failing test"
-		f=1
-	fi
-	echo "host: $p passed, $f failed, $s skipped"
-	passed=$((passed + p)) failed=$((failed + f)) skipped=$((skipped + s))
-fi
+# One host suite: `make -C DIR check` prints TAP; its counts are added.
+host_suite() {
+	local dir=$1 name=$2 rc p f s m
 
-# Host tests of the activation launcher (service-file parsing)
-if [ "${CHECK_HOST:-1}" != 0 ] && [ -f "$REPO/test/activation/Makefile" ]; then
-	echo "== activation host tests (test/activation)"
-	make --no-print-directory -C "$REPO/test/activation" check 2>&1 | tee "$LOG/activation-host.log"
+	[ -f "$REPO/$dir/Makefile" ] || return 0
+	echo "== $name ($dir)"
+	make --no-print-directory -C "$REPO/$dir" check 2>&1 | tee "$LOG/$name.log"
 	rc=${PIPESTATUS[0]}
-	read -r p f s m < <("$REPO/scripts/tap-count.sh" <"$LOG/activation-host.log")
+	read -r p f s m < <("$REPO/scripts/tap-count.sh" <"$LOG/$name.log")
 	f=$((f + m))
 	if [ "$rc" != 0 ] && [ "$f" = 0 ]; then
-		echo "activation: make -C test/activation check failed (status $rc) without a failing test"
+		echo "$name: make -C $dir check failed (status $rc) without a failing test"
 		f=1
 	fi
-	echo "activation host: $p passed, $f failed, $s skipped"
+	echo "$name: $p passed, $f failed, $s skipped"
 	passed=$((passed + p)) failed=$((failed + f)) skipped=$((skipped + s))
+}
+
+if [ "${CHECK_HOST:-1}" != 0 ]; then
+	host_suite test/host host
+	# the activation launcher's service-file parsing
+	host_suite test/activation activation-host
 fi
 
 # The message parser's fuzzer, for a bounded time (a full run only: T=
