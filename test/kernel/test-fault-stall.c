@@ -109,7 +109,28 @@ static int list_names(struct kdbus_conn *c)
 	return kdbus_free(c, cmd.offset);
 }
 
-KDBUS_TEST_FULL(fault_stall, victim_unaffected, 0, 60)
+/* the attacker's stalled SEND: unicast to @dst, or a broadcast */
+static int stalled_send(struct kdbus_conn *a, uint64_t dst, void *area)
+{
+	struct kdbus_msg *m;
+	int r;
+
+	if (dst != KDBUS_DST_ID_BROADCAST)
+		return kdbus_send(a, dst, 1, 0, 0, 0, area, PAGE);
+
+	m = kdbus_msg_new(KDBUS_DST_ID_BROADCAST, 1, KDBUS_MSG_SIGNAL, 0,
+			  area, PAGE);
+	{
+		uint8_t bloom[8 + KDBUS_DEFAULT_BLOOM] = { 0 };
+
+		cmd_add_item(m, KDBUS_ITEM_BLOOM_FILTER, bloom, sizeof(bloom));
+	}
+	r = kdbus_send_msg(a->fd, 0, m, NULL);
+	cmd_free(m);
+	return r;
+}
+
+static int fault_stall_run(struct kdbus_test_env *env, bool broadcast)
 {
 	struct kdbus_conn *recv, *v, *v2;
 	struct kdbus_msg *m;
@@ -119,6 +140,13 @@ KDBUS_TEST_FULL(fault_stall, victim_unaffected, 0, 60)
 	pid_t pid;
 
 	ASSERT_OK(kdbus_hello(env->bus_path, 0, 0, KDBUS_DEFAULT_POOL, &recv));
+	if (broadcast) {
+		struct kdbus_cmd_match *mt = cmd_new(sizeof(*mt));
+
+		mt->cookie = 1;	/* no rules: every broadcast */
+		ASSERT_OK(kdbus_ioctl(recv->fd, KDBUS_CMD_MATCH_ADD, mt));
+		cmd_free(mt);
+	}
 	ASSERT(pipe(p) == 0);
 	pid = fork();
 	ASSERT(pid >= 0);
@@ -138,7 +166,8 @@ KDBUS_TEST_FULL(fault_stall, victim_unaffected, 0, 60)
 		if (write(p[1], &a->id, sizeof(a->id)) != sizeof(a->id))
 			_exit(TEST_FAIL);
 		/* blocks on the page until the handler resolves it */
-		r = kdbus_send(a, recv->id, 1, 0, 0, 0, area, PAGE);
+		r = stalled_send(a, broadcast ? KDBUS_DST_ID_BROADCAST :
+				 recv->id, area);
 		pthread_join(thread, NULL);
 		_exit(r == 0 ? TEST_OK : TEST_FAIL);
 	}
@@ -190,4 +219,15 @@ KDBUS_TEST_FULL(fault_stall, victim_unaffected, 0, 60)
 	kdbus_conn_free(v);
 	kdbus_conn_free(recv);
 	return TEST_OK;
+}
+
+KDBUS_TEST_FULL(fault_stall, victim_unaffected, 0, 60)
+{
+	return fault_stall_run(env, false);
+}
+
+/* the same while the stalled message is a broadcast */
+KDBUS_TEST_FULL(fault_stall, victim_unaffected_broadcast, 0, 60)
+{
+	return fault_stall_run(env, true);
 }
