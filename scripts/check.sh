@@ -58,6 +58,21 @@ if [ "${CHECK_HOST:-1}" != 0 ] && [ -z "${T:-}" ] && [ -f "$REPO/test/fuzz/Makef
 	fi
 fi
 
+# Add the counts of one vm/run --tap log ("vm: N passed, N failed, N
+# skipped"); a run that never printed them counts as one failure.
+vm_tally() {
+	local line p f s
+
+	line=$(grep -E '^vm: [0-9]+ passed, [0-9]+ failed, [0-9]+ skipped' "$1" | tail -n1)
+	if [ -n "$line" ]; then
+		read -r p f s < <(sed -E 's/^vm: ([0-9]+) passed, ([0-9]+) failed, ([0-9]+) skipped.*/\1 \2 \3/' <<<"$line")
+	else
+		echo "vm: $2 did not complete"
+		p=0 f=1 s=0
+	fi
+	passed=$((passed + p)) failed=$((failed + f)) skipped=$((skipped + s))
+}
+
 if [ "${CHECK_VM:-1}" != 0 ]; then
 KVER=$("$REPO/scripts/kver.sh") || exit 1
 export KVER
@@ -66,14 +81,7 @@ kt=$(sed -E 's/(^| )lib( |$)/ /g; s/^ +| +$//g' <<<"${T:-}")
 if [ -z "${T:-}" ] || [ -n "$kt" ]; then
 	echo "== VM tests on $KVER (test/kernel/kdbus-test${kt:+ $kt})"
 	T=$kt "$REPO/vm/run" --tap 2>&1 | tee "$LOG/vm.log"
-	line=$(grep -E '^vm: [0-9]+ passed, [0-9]+ failed, [0-9]+ skipped' "$LOG/vm.log" | tail -n1)
-	if [ -n "$line" ]; then
-		read -r p f s < <(sed -E 's/^vm: ([0-9]+) passed, ([0-9]+) failed, ([0-9]+) skipped.*/\1 \2 \3/' <<<"$line")
-	else
-		echo "vm: the VM run did not complete"
-		p=0 f=1 s=0
-	fi
-	passed=$((passed + p)) failed=$((failed + f)) skipped=$((skipped + s))
+	vm_tally "$LOG/vm.log" "the VM run"
 fi
 
 # libkdbus and kdbusctl against the real module (a second boot; a full
@@ -87,14 +95,7 @@ if [ -f "$REPO/test/kernel-lib/test-lib.c" ] && { [ -z "${T:-}" ] || [[ " $T " =
 		[ ! -x "$REPO/$suite" ] || cmd="$cmd; /host$REPO/$suite || r=1"
 	done
 	"$REPO/vm/run" --tap -c "$cmd; exit \$r" 2>&1 | tee "$LOG/vm-lib.log"
-	line=$(grep -E '^vm: [0-9]+ passed, [0-9]+ failed, [0-9]+ skipped' "$LOG/vm-lib.log" | tail -n1)
-	if [ -n "$line" ]; then
-		read -r p f s < <(sed -E 's/^vm: ([0-9]+) passed, ([0-9]+) failed, ([0-9]+) skipped.*/\1 \2 \3/' <<<"$line")
-	else
-		echo "vm: the library VM run did not complete"
-		p=0 f=1 s=0
-	fi
-	passed=$((passed + p)) failed=$((failed + f)) skipped=$((skipped + s))
+	vm_tally "$LOG/vm-lib.log" "the library VM run"
 fi
 fi
 
