@@ -1213,6 +1213,9 @@ static bool is_driver_call(struct kdbus_message *m)
  * KDBUS_CMD_SEND of a sealed message. @deadline_ns is used for calls that
  * expect a reply; @reply receives the sync reply slice (@sync).
  */
+/* resends to a name whose owner is disconnecting, 2 ms apart (bus_send_raw) */
+#define KDBUS_SEND_HANDOVER_RETRIES 50
+
 static int bus_send_raw(struct kdbus_bus *bus, struct kdbus_message *m, uint64_t deadline_ns,
                         bool sync, struct kdbus_msg_info *reply)
 {
@@ -1351,9 +1354,21 @@ static int bus_send_raw(struct kdbus_bus *bus, struct kdbus_message *m, uint64_t
         cmd.size = sizeof(cmd);
         cmd.flags = sync ? KDBUS_SEND_SYNC_REPLY : 0;
         cmd.msg_address = (uintptr_t)msg;
-        if (ioctl(bus->fd, KDBUS_CMD_SEND, &cmd) < 0) {
+        for (unsigned int attempt = 0; ioctl(bus->fd, KDBUS_CMD_SEND, &cmd) < 0; attempt++) {
+                static const struct timespec pause = { 0, 2000000 };
+
                 r = -errno;
-                goto out;
+                /*
+                 * ECONNRESET for a well-known name: its owner was found but
+                 * is disconnecting, and the kernel refused before queuing
+                 * anything. A moment later the name belongs to the next
+                 * queued owner or its activator, so resending (bounded)
+                 * keeps a call made during a service's exit from failing.
+                 */
+                if (r != -ECONNRESET || dst_id != KDBUS_DST_ID_NAME ||
+                    attempt >= KDBUS_SEND_HANDOVER_RETRIES)
+                        goto out;
+                nanosleep(&pause, NULL);
         }
         if (reply)
                 *reply = cmd.reply;
