@@ -391,13 +391,17 @@ static bool resolve_user(const char *s, uint32_t *uid)
         char *buf;
         int r;
 
-        if (parse_u32(s, uid))
-                return true;
+        /* like dbus-daemon, a number must name an existing user too */
+        bool numeric = parse_u32(s, uid);
+
         for (;;) {
                 buf = malloc(size);
                 if (!buf)
                         return false;
-                r = getpwnam_r(s, &pw, buf, size, &res);
+                if (numeric)
+                        r = getpwuid_r(*uid, &pw, buf, size, &res);
+                else
+                        r = getpwnam_r(s, &pw, buf, size, &res);
                 if (r != ERANGE || size >= 1024 * 1024)
                         break;
                 free(buf);
@@ -419,13 +423,16 @@ static bool resolve_group(const char *s, uint32_t *gid)
         char *buf;
         int r;
 
-        if (parse_u32(s, gid))
-                return true;
+        bool numeric = parse_u32(s, gid);
+
         for (;;) {
                 buf = malloc(size);
                 if (!buf)
                         return false;
-                r = getgrnam_r(s, &gr, buf, size, &res);
+                if (numeric)
+                        r = getgrgid_r(*gid, &gr, buf, size, &res);
+                else
+                        r = getgrnam_r(s, &gr, buf, size, &res);
                 if (r != ERANGE || size >= 16 * 1024 * 1024)
                         break;
                 free(buf);
@@ -1282,6 +1289,13 @@ out:
         return r;
 }
 
+static int keyed_cmp(const void *a, const void *b)
+{
+        const struct keyed_list *x = a, *y = b;
+
+        return x->id < y->id ? -1 : x->id > y->id;
+}
+
 int proxy_policy_load(struct proxy_policy **ret, const char *config_file, char *err, size_t err_size)
 {
         struct loader ld = { .err = err, .err_size = err_size };
@@ -1305,6 +1319,8 @@ int proxy_policy_load(struct proxy_policy **ret, const char *config_file, char *
                 proxy_policy_free(p);
                 return r;
         }
+        if (p->groups.n)
+                qsort(p->groups.v, p->groups.n, sizeof(p->groups.v[0]), keyed_cmp);
         *ret = p;
         return 0;
 }
@@ -1435,32 +1451,6 @@ static void walk(const struct rule_list *l, const struct check *k, bool *allowed
                         *allowed = l->v[i].allow;
 }
 
-/* default, groups, user, console, mandatory; the last rule that applies decides */
-static bool evaluate(const struct proxy_policy *p, const struct proxy_policy_peer *peer, const struct check *k)
-{
-        bool allowed = false;
-
-        walk(&p->def, k, &allowed);
-        if (p->groups.n) {
-                walk(keyed_find(&p->groups, peer->gid), k, &allowed);
-                for (size_t i = 0; i < peer->n_groups; ++i) {
-                        bool seen = peer->groups[i] == peer->gid;
-
-                        for (size_t j = 0; j < i && !seen; ++j)
-                                seen = peer->groups[j] == peer->groups[i];
-                        if (!seen)
-                                walk(keyed_find(&p->groups, peer->groups[i]), k, &allowed);
-                }
-        }
-        walk(keyed_find(&p->users, peer->uid), k, &allowed);
-        if (p->console_yes.n && at_console(peer->uid))
-                walk(&p->console_yes, k, &allowed);
-        else
-                walk(&p->console_no, k, &allowed);
-        walk(&p->mandatory, k, &allowed);
-        return allowed;
-}
-
 static bool peer_in_group(const struct proxy_policy_peer *peer, uint32_t gid)
 {
         if (peer->gid == gid)
@@ -1469,6 +1459,25 @@ static bool peer_in_group(const struct proxy_policy_peer *peer, uint32_t gid)
                 if (peer->groups[i] == gid)
                         return true;
         return false;
+}
+
+/* default, groups, user, console, mandatory; the last rule that applies decides */
+static bool evaluate(const struct proxy_policy *p, const struct proxy_policy_peer *peer, const struct check *k)
+{
+        bool allowed = false;
+
+        walk(&p->def, k, &allowed);
+        /* dbus-daemon 1.14 walks the peer's groups (primary included) sorted by gid */
+        for (size_t i = 0; i < p->groups.n; ++i)
+                if (peer_in_group(peer, p->groups.v[i].id))
+                        walk(&p->groups.v[i].rules, k, &allowed);
+        walk(keyed_find(&p->users, peer->uid), k, &allowed);
+        if (p->console_yes.n && at_console(peer->uid))
+                walk(&p->console_yes, k, &allowed);
+        else
+                walk(&p->console_no, k, &allowed);
+        walk(&p->mandatory, k, &allowed);
+        return allowed;
 }
 
 static void walk_connect(const struct rule_list *l, const struct proxy_policy_peer *peer, bool *allowed)

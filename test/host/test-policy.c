@@ -132,8 +132,9 @@ static int load_test_file(struct proxy_policy **p, const char *name)
 
 #define PEER(u, g) ((struct proxy_policy_peer){ .uid = (u), .gid = (g) })
 
-static const struct proxy_policy_peer user1000 = { .uid = 1000, .gid = 1000 };
-static const struct proxy_policy_peer user1001 = { .uid = 1001, .gid = 1001 };
+/* users and groups of every Debian system (base-passwd): daemon, bin; sys, adm */
+static const struct proxy_policy_peer userA = { .uid = 1, .gid = 1 };
+static const struct proxy_policy_peer userB = { .uid = 2, .gid = 2 };
 
 static struct proxy_policy_message msg(uint8_t type, const char *path, const char *iface, const char *member)
 {
@@ -189,9 +190,9 @@ static void test_null_policy(void)
         struct proxy_policy_message m = call("a.b", "C");
         const char *const *dirs = proxy_policy_servicedirs(NULL);
 
-        tap_ok(proxy_policy_may_connect(NULL, &user1000) && own_ok(NULL, &user1000, "a.b") &&
-               proxy_policy_may_send(NULL, &user1000, NULL, &m) &&
-               proxy_policy_may_receive(NULL, &user1000, NULL, &m) && dirs && !dirs[0],
+        tap_ok(proxy_policy_may_connect(NULL, &userA) && own_ok(NULL, &userA, "a.b") &&
+               proxy_policy_may_send(NULL, &userA, NULL, &m) &&
+               proxy_policy_may_receive(NULL, &userA, NULL, &m) && dirs && !dirs[0],
                "a NULL policy allows everything and has no service directories");
 }
 
@@ -205,21 +206,21 @@ static void test_send_attributes(void)
                    "<allow send_destination=\":1.42\"/>"
                    "<allow send_destination_prefix=\"org.example.Pre\"/>"
                    "</policy>");
-        tap_ok(p && send_ok(p, &user1000, NAMES(":1.5", "org.example.Dest"), call("a.b", "C")) &&
-               !send_ok(p, &user1000, NAMES(":1.6", "org.example.Other"), call("a.b", "C")) &&
-               !send_ok(p, &user1000, NAMES(":1.6"), call("a.b", "C")),
+        tap_ok(p && send_ok(p, &userA, NAMES(":1.5", "org.example.Dest"), call("a.b", "C")) &&
+               !send_ok(p, &userA, NAMES(":1.6", "org.example.Other"), call("a.b", "C")) &&
+               !send_ok(p, &userA, NAMES(":1.6"), call("a.b", "C")),
                "send_destination: allows a destination owning the name, nothing else");
-        tap_ok(p && send_ok(p, &user1000, NAMES(":1.7", "org.example.Other", "org.example.Dest"), call("a.b", "C")),
+        tap_ok(p && send_ok(p, &userA, NAMES(":1.7", "org.example.Other", "org.example.Dest"), call("a.b", "C")),
                "send_destination matches if any of the destination's names matches");
-        tap_ok(p && send_ok(p, &user1000, NAMES(":1.42"), call("a.b", "C")) &&
-               !send_ok(p, &user1000, NAMES(":1.420"), call("a.b", "C")),
+        tap_ok(p && send_ok(p, &userA, NAMES(":1.42"), call("a.b", "C")) &&
+               !send_ok(p, &userA, NAMES(":1.420"), call("a.b", "C")),
                "send_destination with a unique name");
-        tap_ok(p && send_ok(p, &user1000, NAMES(":1.8", "org.example.Pre"), call("a.b", "C")) &&
-               send_ok(p, &user1000, NAMES(":1.8", "org.example.Pre.Sub.X"), call("a.b", "C")) &&
-               !send_ok(p, &user1000, NAMES(":1.8", "org.example.Prefix"), call("a.b", "C")) &&
-               !send_ok(p, &user1000, NAMES(":1.8", "org.example"), call("a.b", "C")),
+        tap_ok(p && send_ok(p, &userA, NAMES(":1.8", "org.example.Pre"), call("a.b", "C")) &&
+               send_ok(p, &userA, NAMES(":1.8", "org.example.Pre.Sub.X"), call("a.b", "C")) &&
+               !send_ok(p, &userA, NAMES(":1.8", "org.example.Prefix"), call("a.b", "C")) &&
+               !send_ok(p, &userA, NAMES(":1.8", "org.example"), call("a.b", "C")),
                "send_destination_prefix: the name and names below it in the . hierarchy");
-        tap_ok(p && !send_ok(p, &user1000, NULL, signal_msg(true)),
+        tap_ok(p && !send_ok(p, &userA, NULL, signal_msg(true)),
                "a broadcast (no destination names) matches no send_destination rule");
         proxy_policy_free(p);
 
@@ -228,16 +229,16 @@ static void test_send_attributes(void)
                    "<allow send_interface=\"org.example.J\" send_member=\"M\"/>"
                    "<allow send_path=\"/org/example/P\"/>"
                    "</policy>");
-        tap_ok(p && send_ok(p, &user1000, NAMES(":1.1"), call("org.example.I", "Any")) &&
-               !send_ok(p, &user1000, NAMES(":1.1"), call("org.example.K", "Any")) &&
-               !send_ok(p, &user1000, NAMES(":1.1"), call(NULL, "Any")),
+        tap_ok(p && send_ok(p, &userA, NAMES(":1.1"), call("org.example.I", "Any")) &&
+               !send_ok(p, &userA, NAMES(":1.1"), call("org.example.K", "Any")) &&
+               !send_ok(p, &userA, NAMES(":1.1"), call(NULL, "Any")),
                "send_interface: an allow rule does not apply to a message without interface");
-        tap_ok(p && send_ok(p, &user1000, NAMES(":1.1"), call("org.example.J", "M")) &&
-               !send_ok(p, &user1000, NAMES(":1.1"), call("org.example.J", "N")),
+        tap_ok(p && send_ok(p, &userA, NAMES(":1.1"), call("org.example.J", "M")) &&
+               !send_ok(p, &userA, NAMES(":1.1"), call("org.example.J", "N")),
                "send_interface + send_member");
         m = msg(1, "/org/example/P", "x.y", "Z");
-        tap_ok(p && send_ok(p, &user1000, NAMES(":1.1"), m) &&
-               !send_ok(p, &user1000, NAMES(":1.1"), msg(1, "/org/example/P/sub", "x.y", "Z")),
+        tap_ok(p && send_ok(p, &userA, NAMES(":1.1"), m) &&
+               !send_ok(p, &userA, NAMES(":1.1"), msg(1, "/org/example/P/sub", "x.y", "Z")),
                "send_path matches the exact path only");
         proxy_policy_free(p);
 
@@ -246,12 +247,12 @@ static void test_send_attributes(void)
                    "<deny send_interface=\"org.example.I\"/>"
                    "<deny send_member=\"Forbidden\"/>"
                    "</policy>");
-        tap_ok(p && !send_ok(p, &user1000, NAMES(":1.1"), call("org.example.I", "X")) &&
-               !send_ok(p, &user1000, NAMES(":1.1"), call(NULL, "X")) &&
-               send_ok(p, &user1000, NAMES(":1.1"), call("org.example.J", "X")),
+        tap_ok(p && !send_ok(p, &userA, NAMES(":1.1"), call("org.example.I", "X")) &&
+               !send_ok(p, &userA, NAMES(":1.1"), call(NULL, "X")) &&
+               send_ok(p, &userA, NAMES(":1.1"), call("org.example.J", "X")),
                "a deny rule with send_interface applies to a message without interface");
-        tap_ok(p && !send_ok(p, &user1000, NAMES(":1.1"), call("a.b", "Forbidden")) &&
-               send_ok(p, &user1000, NAMES(":1.1"), call("a.b", "Allowed")),
+        tap_ok(p && !send_ok(p, &userA, NAMES(":1.1"), call("a.b", "Forbidden")) &&
+               send_ok(p, &userA, NAMES(":1.1"), call("a.b", "Allowed")),
                "send_member on a deny rule");
         proxy_policy_free(p);
 
@@ -260,12 +261,12 @@ static void test_send_attributes(void)
                    "<allow send_type=\"error\" send_error=\"org.example.Error.Failed\"/>"
                    "</policy>");
         m = reply(3, true);
-        tap_ok(p && send_ok(p, &user1000, NAMES(":1.1"), signal_msg(false)) &&
-               !send_ok(p, &user1000, NAMES(":1.1"), call("a.b", "C")) &&
-               !send_ok(p, &user1000, NAMES(":1.1"), reply(2, true)),
+        tap_ok(p && send_ok(p, &userA, NAMES(":1.1"), signal_msg(false)) &&
+               !send_ok(p, &userA, NAMES(":1.1"), call("a.b", "C")) &&
+               !send_ok(p, &userA, NAMES(":1.1"), reply(2, true)),
                "send_type selects the message type");
-        tap_ok(p && send_ok(p, &user1000, NAMES(":1.1"), m) &&
-               (m.error_name = "org.example.Error.Other", !send_ok(p, &user1000, NAMES(":1.1"), m)),
+        tap_ok(p && send_ok(p, &userA, NAMES(":1.1"), m) &&
+               (m.error_name = "org.example.Error.Other", !send_ok(p, &userA, NAMES(":1.1"), m)),
                "send_error selects the error name");
         proxy_policy_free(p);
 
@@ -273,11 +274,11 @@ static void test_send_attributes(void)
                    "<allow send_type=\"method_return\"/>"
                    "<allow send_type=\"error\" send_requested_reply=\"false\"/>"
                    "</policy>");
-        tap_ok(p && send_ok(p, &user1000, NAMES(":1.1"), reply(2, true)) &&
-               !send_ok(p, &user1000, NAMES(":1.1"), reply(2, false)),
+        tap_ok(p && send_ok(p, &userA, NAMES(":1.1"), reply(2, true)) &&
+               !send_ok(p, &userA, NAMES(":1.1"), reply(2, false)),
                "an allow rule applies to requested replies only by default");
-        tap_ok(p && send_ok(p, &user1000, NAMES(":1.1"), reply(3, false)) &&
-               send_ok(p, &user1000, NAMES(":1.1"), reply(3, true)),
+        tap_ok(p && send_ok(p, &userA, NAMES(":1.1"), reply(3, false)) &&
+               send_ok(p, &userA, NAMES(":1.1"), reply(3, true)),
                "send_requested_reply=\"false\" on allow: unrequested replies too");
         proxy_policy_free(p);
 
@@ -286,42 +287,42 @@ static void test_send_attributes(void)
                    "<deny send_type=\"method_return\"/>"
                    "<deny send_type=\"error\" send_requested_reply=\"true\"/>"
                    "</policy>");
-        tap_ok(p && send_ok(p, &user1000, NAMES(":1.1"), reply(2, true)) &&
-               !send_ok(p, &user1000, NAMES(":1.1"), reply(2, false)),
+        tap_ok(p && send_ok(p, &userA, NAMES(":1.1"), reply(2, true)) &&
+               !send_ok(p, &userA, NAMES(":1.1"), reply(2, false)),
                "a deny rule applies to unrequested replies only by default");
-        tap_ok(p && !send_ok(p, &user1000, NAMES(":1.1"), reply(3, true)) &&
-               !send_ok(p, &user1000, NAMES(":1.1"), reply(3, false)),
+        tap_ok(p && !send_ok(p, &userA, NAMES(":1.1"), reply(3, true)) &&
+               !send_ok(p, &userA, NAMES(":1.1"), reply(3, false)),
                "send_requested_reply=\"true\" on deny: requested replies too");
         proxy_policy_free(p);
 
         p = policy("<policy context=\"default\">"
                    "<allow send_type=\"method_return\" eavesdrop=\"true\"/>"
                    "</policy>");
-        tap_ok(p && send_ok(p, &user1000, NAMES(":1.1"), reply(2, false)),
+        tap_ok(p && send_ok(p, &userA, NAMES(":1.1"), reply(2, false)),
                "eavesdrop=\"true\" on an allow send rule lifts the requested-reply restriction");
         proxy_policy_free(p);
 
         p = policy("<policy context=\"default\">"
                    "<allow send_type=\"signal\" send_broadcast=\"true\"/>"
                    "</policy>");
-        tap_ok(p && send_ok(p, &user1000, NULL, signal_msg(true)) &&
-               !send_ok(p, &user1000, NAMES(":1.1"), signal_msg(false)),
+        tap_ok(p && send_ok(p, &userA, NULL, signal_msg(true)) &&
+               !send_ok(p, &userA, NAMES(":1.1"), signal_msg(false)),
                "send_broadcast=\"true\" applies to broadcasts only");
         proxy_policy_free(p);
         p = policy("<policy context=\"default\">"
                    "<allow send_type=\"*\" send_broadcast=\"false\"/>"
                    "</policy>");
-        tap_ok(p && send_ok(p, &user1000, NAMES(":1.1"), signal_msg(false)) &&
-               send_ok(p, &user1000, NAMES(":1.1"), call("a.b", "C")) &&
-               !send_ok(p, &user1000, NULL, signal_msg(true)),
+        tap_ok(p && send_ok(p, &userA, NAMES(":1.1"), signal_msg(false)) &&
+               send_ok(p, &userA, NAMES(":1.1"), call("a.b", "C")) &&
+               !send_ok(p, &userA, NULL, signal_msg(true)),
                "send_broadcast=\"false\" applies to unicast messages only");
         proxy_policy_free(p);
 
         p = policy("<policy context=\"default\">"
                    "<allow send_destination=\"*\" send_interface=\"*\" send_member=\"*\" send_path=\"*\" send_type=\"*\"/>"
                    "</policy>");
-        tap_ok(p && send_ok(p, &user1000, NULL, signal_msg(true)) &&
-               send_ok(p, &user1000, NAMES(":1.1"), call(NULL, NULL)),
+        tap_ok(p && send_ok(p, &userA, NULL, signal_msg(true)) &&
+               send_ok(p, &userA, NAMES(":1.1"), call(NULL, NULL)),
                "\"*\" values match anything, a broadcast included");
         proxy_policy_free(p);
 
@@ -329,8 +330,8 @@ static void test_send_attributes(void)
                    "<allow send_type=\"*\"/>"
                    "<deny send_destination=\"org.example.S\" send_broadcast=\"true\"/>"
                    "</policy>");
-        tap_ok(p && send_ok(p, &user1000, NAMES(":1.3"), signal_msg(true)) &&
-               !send_ok(p, &user1000, NAMES(":1.3", "org.example.S"), signal_msg(true)),
+        tap_ok(p && send_ok(p, &userA, NAMES(":1.3"), signal_msg(true)) &&
+               !send_ok(p, &userA, NAMES(":1.3", "org.example.S"), signal_msg(true)),
                "a broadcast checked per receiver (names given) meets send_destination rules");
         proxy_policy_free(p);
 }
@@ -345,16 +346,16 @@ static void test_receive_attributes(void)
                    "<allow receive_interface=\"org.example.I\" receive_member=\"M\"/>"
                    "<allow receive_type=\"signal\"/>"
                    "</policy>");
-        tap_ok(p && recv_ok(p, &user1000, NAMES(":1.9", "org.example.Other", "org.example.Src"), call("x.y", "Z")) &&
-               !recv_ok(p, &user1000, NAMES(":1.9", "org.example.Other"), call("x.y", "Z")) &&
-               !recv_ok(p, &user1000, NULL, call("x.y", "Z")),
+        tap_ok(p && recv_ok(p, &userA, NAMES(":1.9", "org.example.Other", "org.example.Src"), call("x.y", "Z")) &&
+               !recv_ok(p, &userA, NAMES(":1.9", "org.example.Other"), call("x.y", "Z")) &&
+               !recv_ok(p, &userA, NULL, call("x.y", "Z")),
                "receive_sender matches any of the sender's names");
-        tap_ok(p && recv_ok(p, &user1000, NAMES(":1.9"), call("org.example.I", "M")) &&
-               !recv_ok(p, &user1000, NAMES(":1.9"), call("org.example.I", "N")) &&
-               !recv_ok(p, &user1000, NAMES(":1.9"), call(NULL, "M")),
+        tap_ok(p && recv_ok(p, &userA, NAMES(":1.9"), call("org.example.I", "M")) &&
+               !recv_ok(p, &userA, NAMES(":1.9"), call("org.example.I", "N")) &&
+               !recv_ok(p, &userA, NAMES(":1.9"), call(NULL, "M")),
                "receive_interface + receive_member");
-        tap_ok(p && recv_ok(p, &user1000, NAMES(":1.9"), signal_msg(true)) &&
-               !recv_ok(p, &user1000, NAMES(":1.9"), reply(2, true)),
+        tap_ok(p && recv_ok(p, &userA, NAMES(":1.9"), signal_msg(true)) &&
+               !recv_ok(p, &userA, NAMES(":1.9"), reply(2, true)),
                "receive_type");
         proxy_policy_free(p);
 
@@ -362,15 +363,15 @@ static void test_receive_attributes(void)
                    "<allow receive_path=\"/p\"/>"
                    "<allow receive_type=\"error\" receive_error=\"org.example.E\" receive_requested_reply=\"false\"/>"
                    "</policy>");
-        tap_ok(p && recv_ok(p, &user1000, NAMES(":1.9"), msg(1, "/p", "x.y", "Z")) &&
-               !recv_ok(p, &user1000, NAMES(":1.9"), msg(1, "/q", "x.y", "Z")),
+        tap_ok(p && recv_ok(p, &userA, NAMES(":1.9"), msg(1, "/p", "x.y", "Z")) &&
+               !recv_ok(p, &userA, NAMES(":1.9"), msg(1, "/q", "x.y", "Z")),
                "receive_path");
-        tap_ok(p && recv_ok(p, &user1000, NAMES(":1.9"), reply(2, true)),
+        tap_ok(p && recv_ok(p, &userA, NAMES(":1.9"), reply(2, true)),
                "a path (member, error) rule also matches a message that has no such field, as in dbus-daemon");
         m = reply(3, false);
         m.error_name = "org.example.E";
-        tap_ok(p && recv_ok(p, &user1000, NAMES(":1.9"), m) &&
-               (m.error_name = "org.example.F", !recv_ok(p, &user1000, NAMES(":1.9"), m)),
+        tap_ok(p && recv_ok(p, &userA, NAMES(":1.9"), m) &&
+               (m.error_name = "org.example.F", !recv_ok(p, &userA, NAMES(":1.9"), m)),
                "receive_error");
         proxy_policy_free(p);
 
@@ -378,9 +379,9 @@ static void test_receive_attributes(void)
                    "<allow receive_type=\"method_return\"/>"
                    "<allow receive_type=\"error\" receive_requested_reply=\"false\"/>"
                    "</policy>");
-        tap_ok(p && recv_ok(p, &user1000, NAMES(":1.9"), reply(2, true)) &&
-               !recv_ok(p, &user1000, NAMES(":1.9"), reply(2, false)) &&
-               recv_ok(p, &user1000, NAMES(":1.9"), reply(3, false)),
+        tap_ok(p && recv_ok(p, &userA, NAMES(":1.9"), reply(2, true)) &&
+               !recv_ok(p, &userA, NAMES(":1.9"), reply(2, false)) &&
+               recv_ok(p, &userA, NAMES(":1.9"), reply(3, false)),
                "receive_requested_reply, default and \"false\"");
         proxy_policy_free(p);
 
@@ -389,9 +390,9 @@ static void test_receive_attributes(void)
                    "<deny receive_interface=\"org.example.Spy\" eavesdrop=\"true\"/>"
                    "<deny receive_interface=\"org.example.No\"/>"
                    "</policy>");
-        tap_ok(p && recv_ok(p, &user1000, NAMES(":1.9"), call("org.example.Spy", "X")) &&
-               !recv_ok(p, &user1000, NAMES(":1.9"), call("org.example.No", "X")) &&
-               recv_ok(p, &user1000, NAMES(":1.9"), call("org.example.Ok", "X")),
+        tap_ok(p && recv_ok(p, &userA, NAMES(":1.9"), call("org.example.Spy", "X")) &&
+               !recv_ok(p, &userA, NAMES(":1.9"), call("org.example.No", "X")) &&
+               recv_ok(p, &userA, NAMES(":1.9"), call("org.example.Ok", "X")),
                "<allow eavesdrop> is a receive rule; a deny with eavesdrop=\"true\" only applies to eavesdropping");
         proxy_policy_free(p);
 
@@ -399,8 +400,8 @@ static void test_receive_attributes(void)
                    "<allow receive_type=\"*\" min_fds=\"1\"/>"
                    "<allow receive_interface=\"org.example.F\" max_fds=\"4\"/>"
                    "</policy>");
-        tap_ok(p && !recv_ok(p, &user1000, NAMES(":1.9"), call("a.b", "C")) &&
-               recv_ok(p, &user1000, NAMES(":1.9"), call("org.example.F", "C")),
+        tap_ok(p && !recv_ok(p, &userA, NAMES(":1.9"), call("a.b", "C")) &&
+               recv_ok(p, &userA, NAMES(":1.9"), call("org.example.F", "C")),
                "min_fds/max_fds accepted; messages count as carrying no fds");
         proxy_policy_free(p);
 }
@@ -413,103 +414,106 @@ static void test_own(void)
                    "<allow own=\"org.example.A\"/>"
                    "<allow own_prefix=\"org.example.P\"/>"
                    "</policy>");
-        tap_ok(p && own_ok(p, &user1000, "org.example.A") && !own_ok(p, &user1000, "org.example.B") &&
-               !own_ok(p, &user1000, "org.example.A.Sub"),
+        tap_ok(p && own_ok(p, &userA, "org.example.A") && !own_ok(p, &userA, "org.example.B") &&
+               !own_ok(p, &userA, "org.example.A.Sub"),
                "own: exactly the name");
-        tap_ok(p && own_ok(p, &user1000, "org.example.P") && own_ok(p, &user1000, "org.example.P.Q.R") &&
-               !own_ok(p, &user1000, "org.example.PQ") && !own_ok(p, &user1000, "org.example"),
+        tap_ok(p && own_ok(p, &userA, "org.example.P") && own_ok(p, &userA, "org.example.P.Q.R") &&
+               !own_ok(p, &userA, "org.example.PQ") && !own_ok(p, &userA, "org.example"),
                "own_prefix: the name and the names below it");
         proxy_policy_free(p);
 
         p = policy("<policy context=\"default\"><allow own=\"*\"/><deny own=\"org.example.No\"/></policy>");
-        tap_ok(p && own_ok(p, &user1000, "com.anything") && !own_ok(p, &user1000, "org.example.No"),
+        tap_ok(p && own_ok(p, &userA, "com.anything") && !own_ok(p, &userA, "org.example.No"),
                "own=\"*\" matches every name, a later deny wins");
         proxy_policy_free(p);
 
         p = policy("<policy context=\"default\"><allow send_destination=\"*\"/></policy>");
-        tap_ok(p && !own_ok(p, &user1000, "org.example.A"), "own defaults to deny");
+        tap_ok(p && !own_ok(p, &userA, "org.example.A"), "own defaults to deny");
         proxy_policy_free(p);
 }
 
 static void test_connect(void)
 {
-        gid_t groups[] = { 50, 100 };
+        gid_t groups[] = { 50, 3 };
         struct proxy_policy_peer in100 = { .uid = 1002, .gid = 1002, .groups = groups, .n_groups = 2 };
         struct proxy_policy *p;
 
         p = policy("<policy context=\"default\"><allow own=\"*\"/></policy>");
-        tap_ok(p && proxy_policy_may_connect(p, &user1000), "no user/group rules: everybody may connect");
+        tap_ok(p && proxy_policy_may_connect(p, &userA), "no user/group rules: everybody may connect");
         proxy_policy_free(p);
 
-        p = policy("<policy context=\"default\"><allow user=\"1000\"/><allow group=\"100\"/></policy>"
-                   "<policy user=\"1001\"><allow user=\"1001\"/></policy>");
-        tap_ok(p && proxy_policy_may_connect(p, &user1000) && !proxy_policy_may_connect(p, &user1001),
+        p = policy("<policy context=\"default\"><allow user=\"1\"/><allow group=\"3\"/></policy>"
+                   "<policy user=\"2\"><allow user=\"2\"/></policy>");
+        tap_ok(p && proxy_policy_may_connect(p, &userA) && !proxy_policy_may_connect(p, &userB),
                "allow user=: that user only (user=/group= rules in a user block do not count)");
-        tap_ok(p && proxy_policy_may_connect(p, &in100) && !proxy_policy_may_connect(p, &PEER(1003, 100 + 1)),
+        tap_ok(p && proxy_policy_may_connect(p, &in100) && !proxy_policy_may_connect(p, &PEER(1003, 5)),
                "allow group=: a supplementary group counts");
-        tap_ok(p && proxy_policy_may_connect(p, &PEER(1004, 100)), "allow group=: the primary group counts");
+        tap_ok(p && proxy_policy_may_connect(p, &PEER(1004, 3)), "allow group=: the primary group counts");
         tap_ok(p && proxy_policy_may_connect(p, &PEER(0, 0)) &&
                proxy_policy_may_connect(p, &PEER(getuid(), getgid())),
                "root and the proxy's own uid may always connect");
         proxy_policy_free(p);
 
-        p = policy("<policy context=\"default\"><allow user=\"*\"/><deny user=\"1000\"/></policy>"
-                   "<policy context=\"mandatory\"><deny group=\"100\"/></policy>");
-        tap_ok(p && !proxy_policy_may_connect(p, &user1000) && proxy_policy_may_connect(p, &user1001),
+        p = policy("<policy context=\"default\"><allow user=\"*\"/><deny user=\"1\"/></policy>"
+                   "<policy context=\"mandatory\"><deny group=\"3\"/></policy>");
+        tap_ok(p && !proxy_policy_may_connect(p, &userA) && proxy_policy_may_connect(p, &userB),
                "user=\"*\" then a later deny user=");
         tap_ok(p && !proxy_policy_may_connect(p, &in100), "a mandatory deny group= overrides the default allow");
         proxy_policy_free(p);
 
         p = policy("<policy context=\"default\"><allow user=\"root\"/><allow group=\"root\"/></policy>");
-        tap_ok(p && !proxy_policy_may_connect(p, &user1000) && proxy_policy_may_connect(p, &PEER(1005, 0)),
+        tap_ok(p && !proxy_policy_may_connect(p, &userA) && proxy_policy_may_connect(p, &PEER(1005, 0)),
                "user and group names resolved (root)");
         proxy_policy_free(p);
 }
 
 static void test_precedence(void)
 {
-        gid_t groups[] = { 100, 200 };
-        struct proxy_policy_peer u1000g = { .uid = 1000, .gid = 1000, .groups = groups, .n_groups = 2 };
-        struct proxy_policy_peer u1001g = { .uid = 1001, .gid = 1001, .groups = groups, .n_groups = 1 };
+        gid_t groups[] = { 3, 4 }, groups_rev[] = { 4, 3 };
+        struct proxy_policy_peer u1000g = { .uid = 1, .gid = 1, .groups = groups, .n_groups = 2 };
+        struct proxy_policy_peer u1001g = { .uid = 2, .gid = 2, .groups = groups, .n_groups = 1 };
         struct proxy_policy_peer u1002g = { .uid = 1002, .gid = 1002, .groups = groups, .n_groups = 2 };
+        struct proxy_policy_peer u1002r = { .uid = 1002, .gid = 1002, .groups = groups_rev, .n_groups = 2 };
+        struct proxy_policy_peer u1003p = { .uid = 1003, .gid = 4, .groups = groups, .n_groups = 1 };
         struct proxy_policy *p;
         const char *w;
 
         p = policy("<policy context=\"mandatory\"><deny own=\"org.example.M\"/></policy>"
-                   "<policy user=\"1000\">"
+                   "<policy user=\"1\">"
                    "  <allow own=\"org.example.G\"/><allow own=\"org.example.M\"/><allow own=\"org.example.C\"/>"
                    "</policy>"
                    "<policy at_console=\"false\"><deny own=\"org.example.C\"/></policy>"
                    "<policy at_console=\"true\"><allow own=\"org.example.T\"/></policy>"
-                   "<policy group=\"100\"><deny own=\"org.example.G\"/><allow own=\"org.example.H\"/></policy>"
-                   "<policy group=\"200\"><deny own=\"org.example.H\"/></policy>"
+                   "<policy group=\"3\"><deny own=\"org.example.G\"/><allow own=\"org.example.H\"/></policy>"
+                   "<policy group=\"4\"><deny own=\"org.example.H\"/></policy>"
                    "<policy context=\"default\">"
                    "  <allow own=\"org.example.D\"/><allow own=\"org.example.G\"/><allow own=\"org.example.M\"/>"
                    "  <allow own=\"org.example.C\"/><allow own=\"org.example.H\"/>"
                    "</policy>");
-        tap_ok(p && own_ok(p, &user1001, "org.example.D") && own_ok(p, &user1001, "org.example.G") &&
+        tap_ok(p && own_ok(p, &userB, "org.example.D") && own_ok(p, &userB, "org.example.G") &&
                !own_ok(p, &u1001g, "org.example.G"),
                "a group block overrides the default block, whatever the order in the file");
         tap_ok(p && own_ok(p, &u1000g, "org.example.G"), "a user block overrides a group block");
-        tap_ok(p && own_ok(p, &u1001g, "org.example.H") && !own_ok(p, &u1002g, "org.example.H"),
-               "group blocks in the order of the peer's groups");
-        tap_ok(p && !own_ok(p, &user1000, "org.example.C") && !own_ok(p, &PEER(4242, 4242), "org.example.T"),
+        tap_ok(p && own_ok(p, &u1001g, "org.example.H") && !own_ok(p, &u1002g, "org.example.H") &&
+               !own_ok(p, &u1002r, "org.example.H") && !own_ok(p, &u1003p, "org.example.H"),
+               "group blocks in ascending gid order, primary gid included (as dbus-daemon 1.14)");
+        tap_ok(p && !own_ok(p, &userA, "org.example.C") && !own_ok(p, &PEER(4242, 4242), "org.example.T"),
                "at_console=\"false\" blocks apply after the user block (no seat), at_console=\"true\" do not");
-        tap_ok(p && !own_ok(p, &user1000, "org.example.M") && !own_ok(p, &user1001, "org.example.M"),
+        tap_ok(p && !own_ok(p, &userA, "org.example.M") && !own_ok(p, &userB, "org.example.M"),
                "the mandatory block overrides everything");
         proxy_policy_free(p);
 
         p = policy("<policy context=\"default\"><allow own=\"org.example.A\"/><deny own=\"org.example.A\"/>"
                    "<deny own=\"org.example.B\"/><allow own=\"org.example.B\"/></policy>"
                    "<policy context=\"default\"><deny own=\"org.example.B\"/></policy>");
-        tap_ok(p && !own_ok(p, &user1000, "org.example.A"), "within a block the later rule wins (deny)");
+        tap_ok(p && !own_ok(p, &userA, "org.example.A"), "within a block the later rule wins (deny)");
         p = (proxy_policy_free(p), policy("<policy context=\"default\"><deny own=\"org.example.A\"/>"
                                           "<allow own=\"org.example.A\"/></policy>"));
-        tap_ok(p && own_ok(p, &user1000, "org.example.A"), "within a block the later rule wins (allow)");
+        tap_ok(p && own_ok(p, &userA, "org.example.A"), "within a block the later rule wins (allow)");
         proxy_policy_free(p);
         p = policy("<policy context=\"default\"><allow own=\"org.example.B\"/></policy>"
                    "<policy context=\"default\"><deny own=\"org.example.B\"/></policy>");
-        tap_ok(p && !own_ok(p, &user1000, "org.example.B"), "a later block of the same kind wins");
+        tap_ok(p && !own_ok(p, &userA, "org.example.B"), "a later block of the same kind wins");
         proxy_policy_free(p);
 
         p = NULL;
@@ -519,6 +523,8 @@ static void test_precedence(void)
                                         "<policy context=\"default\"><allow own=\"*\"/></policy>"
                                         "<policy user=\"no-such-user-xyz\"><deny own=\"org.example.U\"/></policy>"
                                         "<policy user=\"*\"><deny own=\"org.example.Star\"/></policy>"
+                                        "<policy user=\"4242424\"><deny own=\"org.example.Num\"/></policy>"
+                                        "<policy group=\"4242424\"><deny own=\"org.example.Num\"/></policy>"
                                         "<policy group=\"*\"><deny own=\"org.example.Star\"/></policy>"
                                         "<policy context=\"default\"><deny user=\"no-such-user-xyz\"/></policy>"
                                         "</busconfig>");
@@ -528,16 +534,17 @@ static void test_precedence(void)
                 w = warnings_end();
                 free(path);
         }
-        tap_ok(p && own_ok(p, &user1000, "org.example.U") && own_ok(p, &user1000, "org.example.Star") &&
-               proxy_policy_may_connect(p, &user1000),
-               "blocks and rules naming unknown users are ignored; policy user=\"*\"/group=\"*\" too (as dbus-daemon)");
+        tap_ok(p && own_ok(p, &userA, "org.example.U") && own_ok(p, &userA, "org.example.Star") &&
+               own_ok(p, &PEER(4242424, 4242424), "org.example.Num") &&
+               proxy_policy_may_connect(p, &userA),
+               "unknown users and groups (names or numbers) and policy user=\"*\"/group=\"*\": ignored (as dbus-daemon)");
         tap_ok(strstr(w, "no-such-user-xyz") && strstr(w, "\"*\"") && strstr(w, "unknown-user.conf:1: warning"),
                "... with a warning giving file:line");
         proxy_policy_free(p);
 
         p = policy("<policy user=\"root\"><allow own=\"org.example.R\"/></policy>"
                    "<policy group=\"0\"><allow own=\"org.example.G0\"/></policy>");
-        tap_ok(p && own_ok(p, &PEER(0, 0), "org.example.R") && !own_ok(p, &user1000, "org.example.R") &&
+        tap_ok(p && own_ok(p, &PEER(0, 0), "org.example.R") && !own_ok(p, &userA, "org.example.R") &&
                own_ok(p, &PEER(7, 0), "org.example.G0") && !own_ok(p, &PEER(7, 7), "org.example.G0"),
                "policy user= by name, group= by number");
         proxy_policy_free(p);
@@ -621,14 +628,14 @@ static void test_files(void)
         w = warnings_end();
         tap_ok(r == 0 && p, "include-main.conf loads: ignored elements, include, ignore_missing, includedir (%s)",
                r ? err : "ok");
-        tap_ok(p && own_ok(p, &user1000, "org.example.Main") && own_ok(p, &user1000, "org.example.Sub") &&
-               own_ok(p, &user1000, "org.example.A") && !own_ok(p, &user1000, "org.example.Other"),
+        tap_ok(p && own_ok(p, &userA, "org.example.Main") && own_ok(p, &userA, "org.example.Sub") &&
+               own_ok(p, &userA, "org.example.A") && !own_ok(p, &userA, "org.example.Other"),
                "rules of the file, its <include> and its <includedir> apply");
-        tap_ok(p && !own_ok(p, &user1000, "org.example.Order"),
+        tap_ok(p && !own_ok(p, &userA, "org.example.Order"),
                "includedir files are read in name order (20-b.conf after 10-a.conf)");
-        tap_ok(p && !own_ok(p, &user1000, "org.example.Last"),
+        tap_ok(p && !own_ok(p, &userA, "org.example.Last"),
                "included rules sit where the include is: a later rule of the including file wins");
-        tap_ok(p && !own_ok(p, &user1000, "org.example.Bad") && !own_ok(p, &user1000, "org.example.Disabled") &&
+        tap_ok(p && !own_ok(p, &userA, "org.example.Bad") && !own_ok(p, &userA, "org.example.Disabled") &&
                strstr(w, "15-bad.conf:"),
                "a broken includedir file is skipped as a whole with a warning; only *.conf files are read");
         dirs = proxy_policy_servicedirs(p);
@@ -800,9 +807,9 @@ static void test_debian_session(void)
         warnings_begin();
         r = proxy_policy_load(&p, conf, err, sizeof(err));
         warnings_end();
-        tap_ok(r == 0 && p && own_ok(p, &user1000, "com.example.Any") &&
-               send_ok(p, &user1000, NAMES(":1.1"), call("a.b", "C")) &&
-               recv_ok(p, &user1000, NAMES(":1.1"), call("a.b", "C")) && proxy_policy_may_connect(p, &user1000),
+        tap_ok(r == 0 && p && own_ok(p, &userA, "com.example.Any") &&
+               send_ok(p, &userA, NAMES(":1.1"), call("a.b", "C")) &&
+               recv_ok(p, &userA, NAMES(":1.1"), call("a.b", "C")) && proxy_policy_may_connect(p, &userA),
                "Debian's session.conf loads and allows everything (%s)", r ? err : "ok");
         proxy_policy_free(p);
 }
