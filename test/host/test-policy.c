@@ -454,6 +454,12 @@ static void test_connect(void)
                "root and the proxy's own uid may always connect");
         proxy_policy_free(p);
 
+        p = policy("<policy user=\"2\"><deny user=\"1\"/><deny user=\"2\"/></policy>"
+                   "<policy context=\"default\"><allow own=\"*\"/></policy>");
+        tap_ok(p && proxy_policy_may_connect(p, &userA) && proxy_policy_may_connect(p, &userB),
+               "user=/group= rules outside the default and mandatory blocks have no effect");
+        proxy_policy_free(p);
+
         p = policy("<policy context=\"default\"><allow user=\"*\"/><deny user=\"1\"/></policy>"
                    "<policy context=\"mandatory\"><deny group=\"3\"/></policy>");
         tap_ok(p && !proxy_policy_may_connect(p, &userA) && proxy_policy_may_connect(p, &userB),
@@ -648,6 +654,16 @@ static void test_files(void)
         proxy_policy_free(p);
         p = NULL;
 
+        /* after a skipped includedir file, a later error is still reported as itself */
+        path = NULL;
+        if (asprintf(&path, "<includedir>%s/inc.d</includedir><include>missing-after.conf</include>",
+                     POLICY_TEST_DIR) >= 0) {
+                r = load_body(&p, path);
+                tap_ok(r == -ENOENT && !p && strstr(err, "missing-after.conf") && !strstr(err, "15-bad"),
+                       "an error after a skipped includedir file is reported (%s)", err);
+        }
+        free(path);
+
         /* a chain of includes deeper than the limit */
         for (int i = 0; i < 40; ++i) {
                 char name[32], xml[128];
@@ -687,6 +703,72 @@ static void test_files(void)
                 tap_ok(r == -EFBIG && !p, "a file over 1 MiB is refused (%s)", err);
         }
         free(path);
+}
+
+/* every truncation and many single-byte corruptions of a full configuration */
+static void test_corruptions(void)
+{
+        static const char base[] =
+                "<?xml version=\"1.0\"?>\n"
+                "<!DOCTYPE busconfig PUBLIC \"-//freedesktop//DTD D-Bus Bus Configuration 1.0//EN\"\n"
+                " \"http://www.freedesktop.org/standards/dbus/1.0/busconfig.dtd\">\n"
+                "<busconfig>\n"
+                "  <type>system</type><fork/><limit name=\"max_message_size\">1000</limit>\n"
+                "  <servicedir>svc</servicedir><standard_session_servicedirs/>\n"
+                "  <include ignore_missing=\"yes\">nothing.conf</include>\n"
+                "  <policy context=\"default\">\n"
+                "    <allow user=\"*\"/><deny own=\"*\"/><allow own_prefix=\"a.b\"/>\n"
+                "    <deny send_type=\"method_call\" send_requested_reply=\"true\"/>\n"
+                "    <allow send_destination=\"a.b\" send_interface=\"a.b.I\" send_member=\"M\" send_path=\"/p\"/>\n"
+                "    <allow send_type=\"signal\" send_broadcast=\"true\" eavesdrop=\"false\"/>\n"
+                "    <allow receive_sender=\"a.b\" receive_type=\"error\" receive_error=\"a.b.E\"/>\n"
+                "  </policy>\n"
+                "  <policy user=\"root\"><allow own=\"*\"/></policy>\n"
+                "  <policy group=\"0\"><allow send_destination_prefix=\"a\"/></policy>\n"
+                "  <policy at_console=\"true\"><allow receive_interface=\"x.y\" receive_member=\"Z\"/></policy>\n"
+                "  <policy context=\"mandatory\"><deny receive_path=\"/secret\" receive_requested_reply=\"false\"/></policy>\n"
+                "</busconfig>\n";
+        static const char bytes[] = { '<', '>', '"', '/', '&', '\0', '*', (char)0xff };
+        size_t len = strlen(base), loads = 0, ok = 0, no_message = 0;
+        char buf[sizeof(base)], *path;
+        struct proxy_policy *p;
+        FILE *f;
+
+        if (asprintf(&path, "%s/corrupt.conf", tmpdir) < 0) {
+                tap_ok(false, "corruptions: out of memory");
+                return;
+        }
+        warnings_begin();
+        for (size_t i = 0; i <= len; ++i) {
+                for (size_t b = 0; b <= sizeof(bytes); ++b) {
+                        size_t n = len;
+
+                        memcpy(buf, base, len);
+                        if (b == sizeof(bytes))
+                                n = i;                  /* truncation */
+                        else if (i < len)
+                                buf[i] = bytes[b];
+                        else
+                                continue;
+                        f = fopen(path, "we");
+                        if (!f)
+                                continue;
+                        fwrite(buf, 1, n, f);
+                        fclose(f);
+                        ++loads;
+                        if (proxy_policy_load(&p, path, err, sizeof(err)) == 0) {
+                                ++ok;
+                                proxy_policy_free(p);
+                        } else if (!err[0] || p) {
+                                ++no_message;
+                        }
+                }
+        }
+        warnings_end();
+        free(path);
+        tap_ok(loads > 1000 && ok > 0 && ok < loads && no_message == 0,
+               "%zu truncated or corrupted configurations: no crash, %zu load, every failure has a message",
+               loads, ok);
 }
 
 static bool user_exists(const char *name, uid_t *uid)
@@ -831,7 +913,7 @@ int main(void)
                 perror("mkdtemp");
                 return 1;
         }
-        tap_plan(102);
+        tap_plan(105);
         test_null_policy();
         test_send_attributes();
         test_receive_attributes();
@@ -840,6 +922,7 @@ int main(void)
         test_precedence();
         test_rejected();
         test_files();
+        test_corruptions();
         test_debian_system();
         test_debian_session();
         cleanup();
