@@ -1146,7 +1146,7 @@ static int read_file(struct loader *ld, const char *path, char **ret, size_t *re
 {
         struct stat st;
         char *buf = NULL;
-        size_t len = 0;
+        size_t len = 0, cap;
         int fd, r = 0;
 
         fd = open(path, O_RDONLY | O_CLOEXEC | O_NOCTTY | O_NONBLOCK);
@@ -1185,15 +1185,36 @@ static int read_file(struct loader *ld, const char *path, char **ret, size_t *re
         ld->stack[ld->depth].dev = st.st_dev;
         ld->stack[ld->depth].ino = st.st_ino;
 
-        buf = malloc(POLICY_FILE_MAX + 1);
+        cap = (size_t)st.st_size + 1;
+        buf = malloc(cap);
         if (!buf) {
                 r = -ENOMEM;
                 set_error(ld, r, "out of memory");
                 goto out;
         }
         for (;;) {
-                ssize_t n = read(fd, buf + len, POLICY_FILE_MAX + 1 - len);
+                ssize_t n;
 
+                if (len == cap) {
+                        /* the file grew since fstat() */
+                        size_t ncap = cap * 2 < POLICY_FILE_MAX + 1 ? cap * 2 : POLICY_FILE_MAX + 1;
+                        char *nbuf;
+
+                        if (ncap <= cap) {
+                                r = -EFBIG;
+                                set_error(ld, r, "%s: larger than %d bytes", path, POLICY_FILE_MAX);
+                                goto out;
+                        }
+                        nbuf = realloc(buf, ncap);
+                        if (!nbuf) {
+                                r = -ENOMEM;
+                                set_error(ld, r, "out of memory");
+                                goto out;
+                        }
+                        buf = nbuf;
+                        cap = ncap;
+                }
+                n = read(fd, buf + len, cap - len);
                 if (n < 0 && errno == EINTR)
                         continue;
                 if (n < 0) {

@@ -728,7 +728,7 @@ static void test_corruptions(void)
                 "  <policy at_console=\"true\"><allow receive_interface=\"x.y\" receive_member=\"Z\"/></policy>\n"
                 "  <policy context=\"mandatory\"><deny receive_path=\"/secret\" receive_requested_reply=\"false\"/></policy>\n"
                 "</busconfig>\n";
-        static const char bytes[] = { '<', '>', '"', '/', '&', '\0', '*', (char)0xff };
+        static const char bytes[] = { '<', '"', '&', '\0', (char)0xff };
         size_t len = strlen(base), loads = 0, ok = 0, no_message = 0;
         char buf[sizeof(base)], *path;
         struct proxy_policy *p;
@@ -766,7 +766,7 @@ static void test_corruptions(void)
         }
         warnings_end();
         free(path);
-        tap_ok(loads > 1000 && ok > 0 && ok < loads && no_message == 0,
+        tap_ok(loads > 3000 && ok > 0 && ok < loads && no_message == 0,
                "%zu truncated or corrupted configurations: no crash, %zu load, every failure has a message",
                loads, ok);
 }
