@@ -785,6 +785,29 @@ static void start_policy(struct file_ctx *c, const XML_Char **atts)
         }
 }
 
+/* only the listed attributes, each "yes" or "no" (dbus-daemon's <include>, <includedir>, <servicedir>) */
+static bool check_yes_no_attrs(struct file_ctx *c, const char *el, const XML_Char **atts,
+                               const char *const *allowed)
+{
+        for (size_t i = 0; atts[i]; i += 2) {
+                const char *const *a;
+
+                for (a = allowed; *a; ++a)
+                        if (strcmp(atts[i], *a) == 0)
+                                break;
+                if (!*a) {
+                        ctx_fail(c, -EINVAL, "attribute \"%s\" is invalid on <%s> element in this context",
+                                 atts[i], el);
+                        return false;
+                }
+                if (strcmp(atts[i + 1], "yes") != 0 && strcmp(atts[i + 1], "no") != 0) {
+                        ctx_fail(c, -EINVAL, "%s attribute must have value \"yes\" or \"no\"", atts[i]);
+                        return false;
+                }
+        }
+        return true;
+}
+
 static bool attr_true(const XML_Char **atts, const char *name)
 {
         for (size_t i = 0; atts[i]; i += 2)
@@ -824,14 +847,22 @@ static void XMLCALL on_start(void *data, const XML_Char *el, const XML_Char **at
                         e = EL_POLICY;
                         start_policy(c, atts);
                 } else if (strcmp(el, "include") == 0) {
+                        static const char *const include_attrs[] = {
+                                "ignore_missing", "if_selinux_enabled", "selinux_root_relative", NULL,
+                        };
+
+                        if (!check_yes_no_attrs(c, el, atts, include_attrs))
+                                return;
                         e = EL_INCLUDE;
                         c->include_ignore_missing = attr_true(atts, "ignore_missing");
                         /* no SELinux support: behave as dbus-daemon with SELinux disabled */
                         c->include_skip = attr_true(atts, "if_selinux_enabled");
-                } else if (strcmp(el, "includedir") == 0) {
-                        e = EL_INCLUDEDIR;
-                } else if (strcmp(el, "servicedir") == 0) {
-                        e = EL_SERVICEDIR;
+                } else if (strcmp(el, "includedir") == 0 || strcmp(el, "servicedir") == 0) {
+                        static const char *const no_attrs[] = { NULL };
+
+                        if (!check_yes_no_attrs(c, el, atts, no_attrs))
+                                return;
+                        e = strcmp(el, "includedir") == 0 ? EL_INCLUDEDIR : EL_SERVICEDIR;
                 } else if (strcmp(el, "standard_system_servicedirs") == 0) {
                         e = EL_STD_SYSTEM;
                 } else if (strcmp(el, "standard_session_servicedirs") == 0) {

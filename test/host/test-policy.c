@@ -600,6 +600,9 @@ static void test_rejected(void)
         expect_error("missing include", "<include>/nonexistent/dir/x.conf</include>", -ENOENT,
                      "/nonexistent/dir/x.conf");
         expect_error("empty include", "<include>  </include>", -EINVAL, "<include>");
+        expect_error("unknown attribute on <include>", "<include ignore=\"yes\">x.conf</include>", -EINVAL, "ignore");
+        expect_error("ignore_missing neither yes nor no", "<include ignore_missing=\"true\">x.conf</include>",
+                     -EINVAL, "ignore_missing");
 }
 
 static void test_files(void)
@@ -913,7 +916,7 @@ int main(void)
                 perror("mkdtemp");
                 return 1;
         }
-        tap_plan(105);
+        tap_plan(107);
         test_null_policy();
         test_send_attributes();
         test_receive_attributes();
