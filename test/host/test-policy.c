@@ -629,6 +629,9 @@ static void test_files(void)
         tap_ok(r == -EINVAL && !p, "entity declarations are refused (%s)", err);
         r = proxy_policy_load(&p, "/nonexistent/bus.conf", err, sizeof(err));
         tap_ok(r == -ENOENT && !p && strstr(err, "/nonexistent/bus.conf"), "a missing file fails (%s)", err);
+        tap_ok(proxy_policy_load(&p, POLICY_TEST_DIR "/malformed.conf", NULL, 0) == -EINVAL && !p &&
+               proxy_policy_load(&p, POLICY_TEST_DIR "/loop-a.conf", err, 1) == -ELOOP && !p && !err[0],
+               "no or a tiny error buffer is fine");
         r = proxy_policy_load(&p, POLICY_TEST_DIR, err, sizeof(err));
         tap_ok(r < 0 && !p, "a directory is not a configuration file (%s)", err);
 
@@ -916,7 +919,7 @@ int main(void)
                 perror("mkdtemp");
                 return 1;
         }
-        tap_plan(107);
+        tap_plan(108);
         test_null_policy();
         test_send_attributes();
         test_receive_attributes();
