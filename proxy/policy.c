@@ -266,7 +266,7 @@ struct loader {
 enum elem {
         EL_BUSCONFIG,
         EL_POLICY,
-        EL_RULE,                /* allow, deny, check */
+        EL_RULE,                /* allow, deny */
         EL_INCLUDE,
         EL_INCLUDEDIR,
         EL_SERVICEDIR,
@@ -496,7 +496,7 @@ enum attr {
         A_RECEIVE_INTERFACE, A_RECEIVE_MEMBER, A_RECEIVE_ERROR, A_RECEIVE_SENDER,
         A_RECEIVE_PATH, A_RECEIVE_TYPE, A_RECEIVE_REQUESTED_REPLY,
         A_OWN, A_OWN_PREFIX, A_USER, A_GROUP,
-        A_EAVESDROP, A_LOG, A_MIN_FDS, A_MAX_FDS, A_PRIVILEGE,
+        A_EAVESDROP, A_LOG, A_MIN_FDS, A_MAX_FDS,
         A_COUNT,
         A_FIRST_SEND = A_SEND_INTERFACE, A_LAST_SEND = A_SEND_BROADCAST,
         A_FIRST_RECEIVE = A_RECEIVE_INTERFACE, A_LAST_RECEIVE = A_RECEIVE_REQUESTED_REPLY,
@@ -527,7 +527,6 @@ static const char *const attr_names[A_COUNT] = {
         [A_LOG] = "log",
         [A_MIN_FDS] = "min_fds",
         [A_MAX_FDS] = "max_fds",
-        [A_PRIVILEGE] = "privilege",
 };
 
 static bool any_in(const char *const *a, enum attr first, enum attr last)
@@ -559,12 +558,11 @@ static struct rule_list *block_list(struct file_ctx *c)
         return NULL;
 }
 
-/* <allow>, <deny>, <check> inside <policy>; the checks of dbus-daemon's config-parser.c */
+/* <allow>, <deny> inside <policy>; the checks of dbus-daemon's config-parser.c */
 static void start_rule(struct file_ctx *c, const char *el, const XML_Char **atts)
 {
         const char *a[A_COUNT] = { 0 };
         struct rule r = { .broadcast = TRI_ANY, .max_fds = POLICY_MAX_FDS };
-        bool is_check = strcmp(el, "check") == 0;
         bool send, receive;
         unsigned int exclusive;
         struct rule_list *l;
@@ -578,15 +576,18 @@ static void start_rule(struct file_ctx *c, const char *el, const XML_Char **atts
                 for (k = 0; k < A_COUNT; ++k)
                         if (strcmp(atts[i], attr_names[k]) == 0)
                                 break;
-                if (k == A_COUNT || (k == A_PRIVILEGE && !is_check)) {
+                if (k == A_COUNT) {
                         ctx_fail(c, -EINVAL, "attribute \"%s\" is invalid on <%s> element in this context",
                                  atts[i], el);
                         return;
                 }
                 a[k] = atts[i + 1];
         }
-        if (is_check && !a[A_PRIVILEGE]) {
-                ctx_fail(c, -EINVAL, "<check> requires the privilege attribute");
+        /* dbus-daemon refuses these: not all messages have an interface */
+        if ((a[A_SEND_MEMBER] && !a[A_SEND_INTERFACE] && !a[A_SEND_PATH]) ||
+            (a[A_RECEIVE_MEMBER] && !a[A_RECEIVE_INTERFACE] && !a[A_RECEIVE_PATH])) {
+                ctx_fail(c, -EINVAL, "on element <%s>, if you specify a member you must specify an interface or a path",
+                         el);
                 return;
         }
 
@@ -712,10 +713,6 @@ static void start_rule(struct file_ctx *c, const char *el, const XML_Char **atts
                 ctx_fail(c, e, "out of memory");
                 return;
         }
-
-        /* <check> asks a privilege service (Cynara) that does not exist here: deny */
-        if (is_check)
-                r.allow = false;
 
         if (c->block == BLOCK_IGNORED) {
                 rule_clear(&r);
@@ -882,7 +879,7 @@ static void XMLCALL on_start(void *data, const XML_Char *el, const XML_Char **at
                         }
                 }
         } else if (parent == EL_POLICY) {
-                if (strcmp(el, "allow") != 0 && strcmp(el, "deny") != 0 && strcmp(el, "check") != 0) {
+                if (strcmp(el, "allow") != 0 && strcmp(el, "deny") != 0) {
                         ctx_fail(c, -EINVAL, "element <%s> not allowed inside <policy> in configuration file", el);
                         return;
                 }

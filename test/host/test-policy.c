@@ -3,8 +3,11 @@
  * The proxy's dbus-daemon XML policy (proxy/policy.c, userspace.md 5.6):
  * every rule attribute, the precedence of the blocks, the include
  * machinery and its limits, malformed input, and the decisions
- * dbus-daemon 1.14 makes for Debian's own system.conf (checked against a
- * running dbus-daemon when these tests were written).
+ * dbus-daemon 1.14 makes for Debian's own system.conf. The subtle points
+ * (root may not own an arbitrary name, UpdateActivationEnvironment and
+ * BecomeMonitor, group order, unknown and "*" users, which rules are
+ * refused) were checked against dbus-daemon 1.14.10 when these tests
+ * were written.
  *
  * Small configurations are written to a temporary directory; the include
  * tests use the files in test/host/policy/ (POLICY_TEST_DIR).
@@ -245,7 +248,7 @@ static void test_send_attributes(void)
         p = policy("<policy context=\"default\">"
                    "<allow send_type=\"*\"/>"
                    "<deny send_interface=\"org.example.I\"/>"
-                   "<deny send_member=\"Forbidden\"/>"
+                   "<deny send_member=\"Forbidden\" send_path=\"*\"/>"
                    "</policy>");
         tap_ok(p && !send_ok(p, &userA, NAMES(":1.1"), call("org.example.I", "X")) &&
                !send_ok(p, &userA, NAMES(":1.1"), call(NULL, "X")) &&
@@ -580,6 +583,14 @@ static void test_rejected(void)
         expect_error("send_interface with send_error",
                      "<policy context=\"default\"><allow send_interface=\"a.b\" send_error=\"c.d\"/></policy>",
                      -EINVAL, "combination");
+        expect_error("send_member without send_interface or send_path",
+                     "<policy context=\"default\"><deny send_destination=\"a.b\" send_member=\"M\"/></policy>",
+                     -EINVAL, "member");
+        expect_error("receive_member without receive_interface or receive_path",
+                     "<policy context=\"default\"><allow receive_member=\"*\"/></policy>", -EINVAL, "member");
+        expect_error("<check> (dbus-daemon 1.14 has none)",
+                     "<policy context=\"default\"><check send_type=\"signal\" privilege=\"p\"/></policy>",
+                     -EINVAL, "<check>");
         expect_error("own with user",
                      "<policy context=\"default\"><allow own=\"a.b\" user=\"root\"/></policy>", -EINVAL, "combination");
         expect_error("bad send_type",
@@ -787,9 +798,10 @@ static bool user_exists(const char *name, uid_t *uid)
 }
 
 /*
- * Debian's system.conf with the system.d directories of this machine.
- * Every decision below was checked against dbus-daemon 1.14.10 running
- * this configuration.
+ * Debian's system.conf with the system.d directories of this machine,
+ * the decisions dbus-daemon makes for it (the own, driver and monitoring
+ * ones were checked against dbus-daemon 1.14.10 running this
+ * configuration).
  */
 static void test_debian_system(void)
 {
@@ -919,7 +931,7 @@ int main(void)
                 perror("mkdtemp");
                 return 1;
         }
-        tap_plan(108);
+        tap_plan(111);
         test_null_policy();
         test_send_attributes();
         test_receive_attributes();
