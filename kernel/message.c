@@ -541,12 +541,17 @@ static int kdbus_staging_pin_payload(struct kdbus_staging *staging)
 	if (n_pages == 0)
 		return 0;
 
-	staging->pages = kvmalloc_array(n_pages, sizeof(*staging->pages),
-					GFP_KERNEL_ACCOUNT);
-	staging->bvecs = kvmalloc_array(n_pages, sizeof(*staging->bvecs),
-					GFP_KERNEL_ACCOUNT);
-	if (!staging->pages || !staging->bvecs)
-		return -ENOMEM;
+	if (n_pages <= ARRAY_SIZE(staging->inline_pages)) {
+		staging->pages = staging->inline_pages;
+		staging->bvecs = staging->inline_bvecs;
+	} else {
+		staging->pages = kvmalloc_array(n_pages, sizeof(*staging->pages),
+						GFP_KERNEL_ACCOUNT);
+		staging->bvecs = kvmalloc_array(n_pages, sizeof(*staging->bvecs),
+						GFP_KERNEL_ACCOUNT);
+		if (!staging->pages || !staging->bvecs)
+			return -ENOMEM;
+	}
 
 	for (i = 0; i < staging->n_parts; i++) {
 		const struct iovec *part = &staging->parts[i];
@@ -630,13 +635,15 @@ struct kdbus_staging *kdbus_staging_new_user(struct kdbus_bus *bus,
 		}
 	}
 
-	if (n_parts > 0) {
+	if (n_parts > ARRAY_SIZE(staging->inline_parts)) {
 		staging->parts = kcalloc(n_parts, sizeof(*staging->parts),
 					 GFP_KERNEL_ACCOUNT);
 		if (!staging->parts) {
 			ret = -ENOMEM;
 			goto error;
 		}
+	} else if (n_parts > 0) {
+		staging->parts = staging->inline_parts;
 	}
 
 	if (n_memfds > 0 || n_fds > 0) {
@@ -764,9 +771,12 @@ struct kdbus_staging *kdbus_staging_free(struct kdbus_staging *staging)
 	kdbus_user_unref(staging->charge);
 	if (staging->n_pages)
 		unpin_user_pages(staging->pages, staging->n_pages);
-	kvfree(staging->pages);
-	kvfree(staging->bvecs);
-	kfree(staging->parts);
+	if (staging->pages != staging->inline_pages) {
+		kvfree(staging->pages);
+		kvfree(staging->bvecs);
+	}
+	if (staging->parts != staging->inline_parts)
+		kfree(staging->parts);
 	kfree(staging->msg);
 	kfree(staging);
 	return NULL;

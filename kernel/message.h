@@ -7,6 +7,7 @@
 #ifndef __KDBUS_MESSAGE_H
 #define __KDBUS_MESSAGE_H
 
+#include <linux/bvec.h>
 #include <linux/kref.h>
 #include <linux/list.h>
 #include <linux/types.h>
@@ -83,10 +84,21 @@ struct kdbus_gaps {
  * @bvecs:		@pages as bio_vecs, in the order of @parts
  * @n_pages:		number of elements in @pages and @bvecs
  * @notify_entry:	entry in a notification list (kernel messages)
+ * @inline_parts:	@parts of a message with few parts (no allocation)
+ * @inline_pages:	@pages of a small payload (no allocation)
+ * @inline_bvecs:	@bvecs of a small payload (no allocation)
  *
  * A staging object is owned by the thread that created it and is never
  * shared; it only lives for the duration of one command.
  */
+/*
+ * A typical D-Bus message has a header and a body part (plus padding) and
+ * spans a page or two: those live in the staging object itself, so a
+ * small SEND allocates nothing for them.
+ */
+#define KDBUS_STAGING_INLINE_PARTS	4
+#define KDBUS_STAGING_INLINE_PAGES	4
+
 struct kdbus_staging {
 	struct kdbus_bus *bus;
 	struct kdbus_conn *src;
@@ -113,6 +125,9 @@ struct kdbus_staging {
 	struct bio_vec *bvecs;
 	size_t n_pages;
 	struct list_head notify_entry;
+	struct iovec inline_parts[KDBUS_STAGING_INLINE_PARTS];
+	struct page *inline_pages[KDBUS_STAGING_INLINE_PAGES];
+	struct bio_vec inline_bvecs[KDBUS_STAGING_INLINE_PAGES];
 };
 
 struct kdbus_gaps *kdbus_gaps_ref(struct kdbus_gaps *gaps);
