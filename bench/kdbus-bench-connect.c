@@ -5,7 +5,9 @@
  *
  *   kdbus-bench-connect kdbus [--runs=N] [--launcher=PATH] [--service=PATH] [--root=DIR]
  *   kdbus-bench-connect dbus-daemon [--runs=N] [--daemon=PATH]
- *   kdbus-bench-connect --tsv ...        (machine-readable lines, see below)
+ *   common options: --tsv (machine-readable lines, see below), --verbose
+ *   (per-run times and the launcher's / dbus-daemon's log), --settle=MS
+ *   (pause between runs, default 50)
  *
  * kdbus: makes a fresh bus (kdbus_bus_make), runs proxy/kdbus-launcher on
  * it with one service file whose Exec is test/activation/test-service.
@@ -57,6 +59,7 @@
 #define TIMEOUT_MS    30000
 
 static bool tsv, verbose;
+static unsigned int settle_ms = 50;
 
 static double now_us(void)
 {
@@ -191,7 +194,11 @@ static int kdbus_echo(const char *bus_path, uint32_t *pid, bool quit)
         uint32_t n;
         int r;
 
+        double t0 = now_us();
+
         r = kdbus_bus_open(&bus, bus_path);
+        if (verbose)
+                fprintf(stderr, "  kdbus: HELLO %.1f us\n", now_us() - t0);
         if (r >= 0)
                 r = kdbus_bus_call_method(bus, SERVICE_NAME, SERVICE_PATH, SERVICE_IFACE, "Echo",
                                           &e, &reply, "u", 7u);
@@ -253,7 +260,7 @@ static int run_kdbus(unsigned int runs, const char *launcher, const char *servic
         if (asprintf(&largv[2], "--bus=%s", bus_path) < 0 ||
             asprintf(&largv[3], "--servicedir=%s", dir) < 0)
                 goto out;
-        largv[4] = "--quiet";
+        largv[4] = verbose ? NULL : "--quiet";
         largv[5] = NULL;
         lpid = spawn_wait(largv, "ready", line, sizeof(line), false);
         if (lpid < 0) {
@@ -267,6 +274,8 @@ static int run_kdbus(unsigned int runs, const char *launcher, const char *servic
                 if (kdbus_echo(bus_path, &pid1, false) < 0)
                         break;
                 cold[n_cold++] = now_us() - t0;
+                if (verbose)
+                        fprintf(stderr, "kdbus run %u: cold %.1f us\n", i, cold[n_cold - 1]);
                 t0 = now_us();
                 if (kdbus_echo(bus_path, &pid2, false) < 0)
                         break;
@@ -276,7 +285,7 @@ static int run_kdbus(unsigned int runs, const char *launcher, const char *servic
                                 pid1, pid2);
                 if (kdbus_echo(bus_path, &pid2, true) < 0)
                         break;
-                sleep_ms(50);
+                sleep_ms(settle_ms);
         }
         report("kdbus", "cold", cold, n_cold);
         report("kdbus", "warm", warm, n_warm);
@@ -308,9 +317,13 @@ static int d1_echo(const char *address, uint32_t *pid, bool quit)
                 return fd;
         }
         d1_init(&c, fd);
+        double t0 = now_us();
+
         r = d1_auth(&c, false, deadline);
         if (r >= 0)
                 r = d1_hello(&c, deadline);
+        if (verbose)
+                fprintf(stderr, "  dbus-daemon: connect+SASL+Hello %.1f us\n", now_us() - t0);
         if (r >= 0)
                 r = kdbus_message_new_method_call(&m, SERVICE_NAME, SERVICE_PATH, SERVICE_IFACE, "Echo");
         if (r >= 0)
@@ -409,6 +422,8 @@ static int run_dbus_daemon(unsigned int runs, const char *daemon)
                 if (d1_echo(address, &pid1, false) < 0)
                         break;
                 cold[n_cold++] = now_us() - t0;
+                if (verbose)
+                        fprintf(stderr, "dbus-daemon run %u: cold %.1f us\n", i, cold[n_cold - 1]);
                 t0 = now_us();
                 if (d1_echo(address, &pid2, false) < 0)
                         break;
@@ -418,7 +433,7 @@ static int run_dbus_daemon(unsigned int runs, const char *daemon)
                                 pid1, pid2);
                 if (d1_echo(address, &pid2, true) < 0)
                         break;
-                sleep_ms(50);
+                sleep_ms(settle_ms);
         }
         report("dbus-daemon", "cold", cold, n_cold);
         report("dbus-daemon", "warm", warm, n_warm);
@@ -534,6 +549,7 @@ int main(int argc, char **argv)
                 { "daemon", required_argument, NULL, 'd' },
                 { "tsv", no_argument, NULL, 't' },
                 { "verbose", no_argument, NULL, 'v' },
+                { "settle", required_argument, NULL, 'w' },
                 { "d1-service", no_argument, NULL, 'S' },
                 { "help", no_argument, NULL, 'h' },
                 {}
@@ -557,6 +573,7 @@ int main(int argc, char **argv)
                 case 'd': daemon = optarg; break;
                 case 't': tsv = true; break;
                 case 'v': verbose = true; break;
+                case 'w': settle_ms = (unsigned int)strtoul(optarg, NULL, 10); break;
                 case 'S': return d1_service();
                 case 'h': usage(); return 0;
                 default: usage(); return 2;
