@@ -8,7 +8,8 @@
 # IN.tsv: one measurement a line,
 #   transport<TAB>payload_bytes<TAB>median_us<TAB>min_us<TAB>max_us
 # transport one of kdbus, kdbus-proxy, dbus-daemon, dbus-broker, uds (others
-# are plotted too, after these). Lines starting with '#' are comments;
+# are plotted too, after these); a line of only the first three columns
+# has no min..max. Lines starting with '#' are comments;
 # "# kernel VERSION" names the kernel in the title (--kernel overrides).
 # Writes OUT.png (gnuplot, log-log, median with min..max bars) and prints a
 # text table of the medians (µs; min..max) on stdout. Without gnuplot only
@@ -20,7 +21,7 @@ while [ $# -gt 0 ]; do
 	case $1 in
 	--kernel=*) kernel=${1#--kernel=} ;;
 	--title=*) title=${1#--title=} ;;
-	--help|-h) sed -n 's/^# \{0,1\}//p' "$0" | sed -n '2,13p'; exit 0 ;;
+	--help|-h) sed -n '4,17s/^# \{0,1\}//p' "$0"; exit 0 ;;
 	--*) echo "plot.sh: unknown option $1" >&2; exit 2 ;;
 	*) break ;;
 	esac
@@ -42,6 +43,7 @@ awk -F '\t' -v dir="$tmp" '
 BEGIN { split("kdbus kdbus-proxy dbus-daemon dbus-broker uds", o, " ")
 	for (i in o) rank[o[i]] = i }
 /^#/ || NF == 0 { next }
+NF == 3 { $4 = $3; $5 = $3; NF = 5 }
 NF != 5 || $2 !~ /^[0-9]+$/ || $2 == 0 || $1 !~ /^[A-Za-z0-9_.-]+$/ ||
 $3 !~ /^[0-9.eE+-]+$/ || $4 !~ /^[0-9.eE+-]+$/ || $5 !~ /^[0-9.eE+-]+$/ || $3 <= 0 {
 	printf "plot.sh: line %d ignored: %s\n", NR, $0 > "/dev/stderr"; next }
