@@ -31,7 +31,7 @@ done
 in=$1 out=$2
 [ -r "$in" ] || { echo "plot.sh: cannot read $in" >&2; exit 1; }
 
-[ -n "$kernel" ] || kernel=$(awk '$1 == "#" && $2 == "kernel" { print $3; exit }' "$in")
+[ -n "$kernel" ] || kernel=$(tr -d '\r' < "$in" | awk '$1 == "#" && $2 == "kernel" { print $3; exit }')
 [ -n "$kernel" ] || kernel=unknown
 [ -n "$title" ] || title="Round trip against payload size (kernel $kernel, qemu TCG)"
 
@@ -42,6 +42,7 @@ trap 'rm -rf "$tmp"' EXIT
 awk -F '\t' -v dir="$tmp" '
 BEGIN { split("kdbus kdbus-proxy dbus-daemon dbus-broker uds", o, " ")
 	for (i in o) rank[o[i]] = i }
+{ sub(/\r$/, "") }
 /^#/ || NF == 0 { next }
 NF == 3 { $4 = $3; $5 = $3; NF = 5 }
 NF != 5 || $2 !~ /^[0-9]+$/ || $2 == 0 || $1 !~ /^[A-Za-z0-9_.-]+$/ ||
