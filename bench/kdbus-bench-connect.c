@@ -5,6 +5,7 @@
  *
  *   kdbus-bench-connect kdbus [--runs=N] [--launcher=PATH] [--service=PATH] [--root=DIR]
  *   kdbus-bench-connect dbus-daemon [--runs=N] [--daemon=PATH]
+ *   kdbus-bench-connect both [...]   (interleaved runs of the two, one process)
  *   common options: --tsv (machine-readable lines, see below), --verbose
  *   (per-run times and the launcher's / dbus-daemon's log), --settle=MS
  *   (pause between runs, default 50)
@@ -30,7 +31,9 @@
  * runs; with --tsv: "connect<TAB>TRANSPORT<TAB>cold|warm<TAB>median<TAB>min<TAB>max".
  * Both services are static programs started by fork+exec, so the
  * difference is the buses' own work. In the VM, dbus-daemon mode must run
- * where /usr/bin/dbus-daemon works (chroot /host).
+ * where /usr/bin/dbus-daemon works (chroot /host; for "both" with
+ * /sys/fs/kdbus bound into it). Under a loaded TCG host prefer "both": the
+ * two transports alternate run by run, so load spells hit both.
  */
 
 #define _GNU_SOURCE
@@ -229,76 +232,87 @@ static int kdbus_echo(const char *bus_path, uint32_t *pid, bool quit)
         return r;
 }
 
-static int run_kdbus(unsigned int runs, const char *launcher, const char *service,
-                     const char *root)
-{
-        char dir[] = "/tmp/bench-connect.XXXXXX", name[64], file[PATH_MAX], text[PATH_MAX * 2 + 128];
-        char line[256], *bus_path = NULL, *largv[6];
-        double *cold = calloc(runs, sizeof(double)), *warm = calloc(runs, sizeof(double));
-        size_t n_cold = 0, n_warm = 0;
-        int bus_fd = -1, r = 1;
-        pid_t lpid = -1;
+struct kdbus_env {
+        char dir[32], file[PATH_MAX];
+        char *bus_path;
+        int bus_fd;
+        pid_t lpid;
+};
 
-        if (!cold || !warm || !mkdtemp(dir))
-                goto out;
+static int kdbus_setup(struct kdbus_env *k, const char *launcher, const char *service,
+                       const char *root)
+{
+        char name[64], text[PATH_MAX * 2 + 128], line[256], *largv[6] = { NULL };
+
+        memset(k, 0, sizeof(*k));
+        k->bus_fd = -1;
+        k->lpid = -1;
+        strcpy(k->dir, "/tmp/bench-connect.XXXXXX");
+        if (!mkdtemp(k->dir)) {
+                k->dir[0] = 0;
+                return -errno;
+        }
         snprintf(name, sizeof(name), "bench-connect-%d", (int)getpid());
-        if (kdbus_bus_make(root, name, false, &bus_fd, &bus_path) < 0) {
+        if (kdbus_bus_make(root, name, false, &k->bus_fd, &k->bus_path) < 0) {
                 fprintf(stderr, "kdbus-bench-connect: cannot make a bus under %s\n",
                         root ?: KDBUS_BUS_DEFAULT_ROOT);
-                goto out;
+                return -ENODEV;
         }
-        snprintf(file, sizeof(file), "%s/%s.service", dir, SERVICE_NAME);
+        snprintf(k->file, sizeof(k->file), "%s/%s.service", k->dir, SERVICE_NAME);
         snprintf(text, sizeof(text), "[D-BUS Service]\nName=%s\nExec=%s %s %s\n",
-                 SERVICE_NAME, service, bus_path, SERVICE_NAME);
-        if (write_file(file, text) < 0)
-                goto out;
+                 SERVICE_NAME, service, k->bus_path, SERVICE_NAME);
+        if (write_file(k->file, text) < 0)
+                return -EIO;
         setenv("XDG_DATA_DIRS", "/nonexistent", 1);
         setenv("XDG_DATA_HOME", "/nonexistent", 1);
         setenv("XDG_RUNTIME_DIR", "/nonexistent", 1);
         largv[0] = (char *)launcher;
         largv[1] = "--user";
-        if (asprintf(&largv[2], "--bus=%s", bus_path) < 0 ||
-            asprintf(&largv[3], "--servicedir=%s", dir) < 0)
-                goto out;
+        if (asprintf(&largv[2], "--bus=%s", k->bus_path) < 0 ||
+            asprintf(&largv[3], "--servicedir=%s", k->dir) < 0)
+                return -ENOMEM;
         largv[4] = verbose ? NULL : "--quiet";
-        largv[5] = NULL;
-        lpid = spawn_wait(largv, "ready", line, sizeof(line), false);
-        if (lpid < 0) {
+        k->lpid = spawn_wait(largv, "ready", line, sizeof(line), false);
+        free(largv[2]);
+        free(largv[3]);
+        if (k->lpid < 0) {
                 fprintf(stderr, "kdbus-bench-connect: %s did not get ready\n", launcher);
-                goto out;
+                return -EIO;
         }
-        for (unsigned int i = 0; i < runs; i++) {
-                uint32_t pid1 = 0, pid2 = 0;
-                double t0 = now_us();
+        return 0;
+}
 
-                if (kdbus_echo(bus_path, &pid1, false) < 0)
-                        break;
-                cold[n_cold++] = now_us() - t0;
-                if (verbose)
-                        fprintf(stderr, "kdbus run %u: cold %.1f us\n", i, cold[n_cold - 1]);
-                t0 = now_us();
-                if (kdbus_echo(bus_path, &pid2, false) < 0)
-                        break;
-                warm[n_warm++] = now_us() - t0;
-                if (pid1 != pid2)
-                        fprintf(stderr, "kdbus-bench-connect: kdbus: the service changed (%u, %u)\n",
-                                pid1, pid2);
-                if (kdbus_echo(bus_path, &pid2, true) < 0)
-                        break;
-                sleep_ms(settle_ms);
-        }
-        report("kdbus", "cold", cold, n_cold);
-        report("kdbus", "warm", warm, n_warm);
-        r = n_cold == runs ? 0 : 1;
-out:
-        stop(lpid);
-        if (bus_fd >= 0)
-                close(bus_fd);
-        unlink(file);
-        rmdir(dir);
-        free(cold);
-        free(warm);
-        return r;
+/* one cold and one warm connection, then Quit */
+static int kdbus_run(struct kdbus_env *k, unsigned int i, double *cold, double *warm)
+{
+        uint32_t pid1 = 0, pid2 = 0;
+        double t0 = now_us();
+
+        if (kdbus_echo(k->bus_path, &pid1, false) < 0)
+                return -EIO;
+        *cold = now_us() - t0;
+        if (verbose)
+                fprintf(stderr, "kdbus run %u: cold %.1f us\n", i, *cold);
+        t0 = now_us();
+        if (kdbus_echo(k->bus_path, &pid2, false) < 0)
+                return -EIO;
+        *warm = now_us() - t0;
+        if (pid1 != pid2)
+                fprintf(stderr, "kdbus-bench-connect: kdbus: the service changed (%u, %u)\n",
+                        pid1, pid2);
+        return kdbus_echo(k->bus_path, &pid2, true) < 0 ? -EIO : 0;
+}
+
+static void kdbus_teardown(struct kdbus_env *k)
+{
+        stop(k->lpid);
+        if (k->bus_fd >= 0)
+                close(k->bus_fd);
+        free(k->bus_path);
+        if (k->file[0])
+                unlink(k->file);
+        if (k->dir[0])
+                rmdir(k->dir);
 }
 
 /* ---------------- dbus-daemon ---------------- */
@@ -367,26 +381,33 @@ static int d1_echo(const char *address, uint32_t *pid, bool quit)
         return r;
 }
 
-static int run_dbus_daemon(unsigned int runs, const char *daemon)
-{
-        char dir[] = "/tmp/bench-connect.XXXXXX", conf[PATH_MAX], svc[PATH_MAX], sock[PATH_MAX];
-        char text[PATH_MAX * 3 + 1024], line[512], address[PATH_MAX + 16], *dargv[5];
-        double *cold = calloc(runs, sizeof(double)), *warm = calloc(runs, sizeof(double));
-        size_t n_cold = 0, n_warm = 0;
-        char *exe = self_exe();
-        pid_t dpid = -1;
-        int r = 1;
+struct daemon_env {
+        char dir[32], conf[PATH_MAX], svc[PATH_MAX], sock[PATH_MAX], address[PATH_MAX + 16];
+        pid_t dpid;
+};
 
-        conf[0] = svc[0] = 0;
-        if (!cold || !warm || !exe || !mkdtemp(dir))
-                goto out;
-        snprintf(sock, sizeof(sock), "%s/bus", dir);
-        snprintf(svc, sizeof(svc), "%s/%s.service", dir, SERVICE_NAME);
+static int daemon_setup(struct daemon_env *d, const char *daemon)
+{
+        char text[PATH_MAX * 3 + 1024], line[512], *dargv[5] = { NULL };
+        char *exe = self_exe();
+
+        memset(d, 0, sizeof(*d));
+        d->dpid = -1;
+        strcpy(d->dir, "/tmp/bench-connect.XXXXXX");
+        if (!exe)
+                return -ENOENT;
+        if (!mkdtemp(d->dir)) {
+                d->dir[0] = 0;
+                return -errno;
+        }
+        snprintf(d->sock, sizeof(d->sock), "%s/bus", d->dir);
+        snprintf(d->address, sizeof(d->address), "unix:path=%s", d->sock);
+        snprintf(d->svc, sizeof(d->svc), "%s/%s.service", d->dir, SERVICE_NAME);
         snprintf(text, sizeof(text), "[D-BUS Service]\nName=%s\nExec=%s --d1-service\n",
                  SERVICE_NAME, exe);
-        if (write_file(svc, text) < 0)
-                goto out;
-        snprintf(conf, sizeof(conf), "%s/bus.conf", dir);
+        if (write_file(d->svc, text) < 0)
+                return -EIO;
+        snprintf(d->conf, sizeof(d->conf), "%s/bus.conf", d->dir);
         snprintf(text, sizeof(text),
                  "<!DOCTYPE busconfig PUBLIC \"-//freedesktop//DTD D-Bus Bus Configuration 1.0//EN\"\n"
                  " \"http://www.freedesktop.org/standards/dbus/1.0/busconfig.dtd\">\n"
@@ -400,54 +421,111 @@ static int run_dbus_daemon(unsigned int runs, const char *daemon)
                  "    <allow eavesdrop=\"true\"/>\n"
                  "    <allow own=\"*\"/>\n"
                  "  </policy>\n"
-                 "</busconfig>\n", sock, dir);
-        if (write_file(conf, text) < 0)
-                goto out;
+                 "</busconfig>\n", d->sock, d->dir);
+        if (write_file(d->conf, text) < 0)
+                return -EIO;
         dargv[0] = (char *)daemon;
         dargv[1] = "--nofork";
         dargv[2] = "--print-address=1";
-        if (asprintf(&dargv[3], "--config-file=%s", conf) < 0)
-                goto out;
-        dargv[4] = NULL;
-        dpid = spawn_wait(dargv, "unix:", line, sizeof(line), !verbose);
-        if (dpid < 0) {
+        if (asprintf(&dargv[3], "--config-file=%s", d->conf) < 0)
+                return -ENOMEM;
+        d->dpid = spawn_wait(dargv, "unix:", line, sizeof(line), !verbose);
+        free(dargv[3]);
+        if (d->dpid < 0) {
                 fprintf(stderr, "kdbus-bench-connect: %s did not print its address\n", daemon);
-                goto out;
+                return -EIO;
         }
-        snprintf(address, sizeof(address), "unix:path=%s", sock);
-        for (unsigned int i = 0; i < runs; i++) {
-                uint32_t pid1 = 0, pid2 = 0;
-                double t0 = now_us();
+        return 0;
+}
 
-                if (d1_echo(address, &pid1, false) < 0)
-                        break;
-                cold[n_cold++] = now_us() - t0;
-                if (verbose)
-                        fprintf(stderr, "dbus-daemon run %u: cold %.1f us\n", i, cold[n_cold - 1]);
-                t0 = now_us();
-                if (d1_echo(address, &pid2, false) < 0)
-                        break;
-                warm[n_warm++] = now_us() - t0;
-                if (pid1 != pid2)
-                        fprintf(stderr, "kdbus-bench-connect: dbus-daemon: the service changed (%u, %u)\n",
-                                pid1, pid2);
-                if (d1_echo(address, &pid2, true) < 0)
-                        break;
-                sleep_ms(settle_ms);
+static int daemon_run(struct daemon_env *d, unsigned int i, double *cold, double *warm)
+{
+        uint32_t pid1 = 0, pid2 = 0;
+        double t0 = now_us();
+
+        if (d1_echo(d->address, &pid1, false) < 0)
+                return -EIO;
+        *cold = now_us() - t0;
+        if (verbose)
+                fprintf(stderr, "dbus-daemon run %u: cold %.1f us\n", i, *cold);
+        t0 = now_us();
+        if (d1_echo(d->address, &pid2, false) < 0)
+                return -EIO;
+        *warm = now_us() - t0;
+        if (pid1 != pid2)
+                fprintf(stderr, "kdbus-bench-connect: dbus-daemon: the service changed (%u, %u)\n",
+                        pid1, pid2);
+        return d1_echo(d->address, &pid2, true) < 0 ? -EIO : 0;
+}
+
+static void daemon_teardown(struct daemon_env *d)
+{
+        stop(d->dpid);
+        if (d->svc[0])
+                unlink(d->svc);
+        if (d->conf[0])
+                unlink(d->conf);
+        if (d->sock[0])
+                unlink(d->sock);
+        if (d->dir[0])
+                rmdir(d->dir);
+}
+
+/*
+ * The runs; with both transports they alternate (and which goes first
+ * alternates too), so a slow spell of the emulated machine hits both.
+ */
+static int run(unsigned int runs, bool do_kdbus, bool do_daemon, const char *launcher,
+               const char *service, const char *root, const char *daemon)
+{
+        double *kc = calloc(runs, sizeof(double)), *kw = calloc(runs, sizeof(double));
+        double *dc = calloc(runs, sizeof(double)), *dw = calloc(runs, sizeof(double));
+        struct kdbus_env k = { .bus_fd = -1, .lpid = -1 };
+        struct daemon_env d = { .dpid = -1 };
+        size_t nk = 0, nd = 0;
+        int r = 1;
+
+        if (!kc || !kw || !dc || !dw)
+                goto out;
+        if (do_kdbus && kdbus_setup(&k, launcher, service, root) < 0)
+                goto out;
+        if (do_daemon && daemon_setup(&d, daemon) < 0)
+                goto out;
+        for (unsigned int i = 0; i < runs; i++) {
+                for (unsigned int j = 0; j < 2; j++) {
+                        bool kd = (i + j) % 2 == 0;
+
+                        if (kd && do_kdbus) {
+                                if (kdbus_run(&k, i, &kc[nk], &kw[nk]) < 0)
+                                        goto report;
+                                nk++;
+                        } else if (!kd && do_daemon) {
+                                if (daemon_run(&d, i, &dc[nd], &dw[nd]) < 0)
+                                        goto report;
+                                nd++;
+                        } else {
+                                continue;
+                        }
+                        sleep_ms(settle_ms);
+                }
         }
-        report("dbus-daemon", "cold", cold, n_cold);
-        report("dbus-daemon", "warm", warm, n_warm);
-        r = n_cold == runs ? 0 : 1;
+        r = 0;
+report:
+        if (do_kdbus) {
+                report("kdbus", "cold", kc, nk);
+                report("kdbus", "warm", kw, nk);
+        }
+        if (do_daemon) {
+                report("dbus-daemon", "cold", dc, nd);
+                report("dbus-daemon", "warm", dw, nd);
+        }
 out:
-        stop(dpid);
-        if (svc[0])
-                unlink(svc);
-        if (conf[0])
-                unlink(conf);
-        unlink(sock);
-        rmdir(dir);
-        free(cold);
-        free(warm);
+        kdbus_teardown(&k);
+        daemon_teardown(&d);
+        free(kc);
+        free(kw);
+        free(dc);
+        free(dw);
         return r;
 }
 
@@ -536,7 +614,9 @@ static void usage(void)
 {
         fprintf(stderr,
                 "usage: kdbus-bench-connect [--tsv] [--runs=N] kdbus [--launcher=PATH] [--service=PATH] [--root=DIR]\n"
-                "       kdbus-bench-connect [--tsv] [--runs=N] dbus-daemon [--daemon=PATH]\n");
+                "       kdbus-bench-connect [--tsv] [--runs=N] dbus-daemon [--daemon=PATH]\n"
+                "       kdbus-bench-connect [--tsv] [--runs=N] both [the options of both]\n"
+                "common: --verbose --settle=MS\n");
 }
 
 int main(int argc, char **argv)
@@ -556,6 +636,8 @@ int main(int argc, char **argv)
         };
         const char *launcher = NULL, *service = NULL, *root = NULL, *daemon = "/usr/bin/dbus-daemon";
         unsigned long runs = 10;
+        bool do_kdbus, do_daemon;
+        const char *mode;
         int c;
 
         while ((c = getopt_long(argc, argv, "", opts, NULL)) >= 0) {
@@ -584,17 +666,19 @@ int main(int argc, char **argv)
                 return 2;
         }
         signal(SIGPIPE, SIG_IGN);
-        if (!strcmp(argv[optind], "kdbus")) {
+        mode = argv[optind];
+        do_kdbus = !strcmp(mode, "kdbus") || !strcmp(mode, "both");
+        do_daemon = !strcmp(mode, "dbus-daemon") || !strcmp(mode, "both");
+        if (do_kdbus) {
                 if (!launcher)
                         launcher = sibling("../proxy/kdbus-launcher");
                 if (!service)
                         service = sibling("../test/activation/test-service");
                 if (!launcher || !service)
                         return 1;
-                return run_kdbus((unsigned int)runs, launcher, service, root);
         }
-        if (!strcmp(argv[optind], "dbus-daemon"))
-                return run_dbus_daemon((unsigned int)runs, daemon);
+        if (do_kdbus || do_daemon)
+                return run((unsigned int)runs, do_kdbus, do_daemon, launcher, service, root, daemon);
         usage();
         return 2;
 }
