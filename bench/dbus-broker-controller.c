@@ -16,8 +16,9 @@
  * everything (connect, own, send and receive for every uid). Prints
  * "ready" on stdout once clients can connect; runs in the foreground and
  * exits, killing the broker and removing SOCK, on SIGTERM or SIGINT, or
- * when the broker goes away. Method calls from the broker (ReloadConfig,
- * only sent when a client asks for it) are answered with an error.
+ * when the broker goes away. ReloadConfig from the broker (a client asked
+ * for it) is answered with success, as there is nothing to reload; other
+ * calls with an error.
  *
  * Messages are built and parsed with libkdbus's D-Bus 1 marshaller
  * (lib/message.h), framed by bench/dbus1-stream.h.
@@ -163,8 +164,17 @@ static int dispatch(struct d1 *c, struct kdbus_message *m)
         if (kdbus_message_get_type(m) != KDBUS_MESSAGE_METHOD_CALL ||
             (kdbus_message_get_flags(m) & KDBUS_MESSAGE_NO_REPLY_EXPECTED))
                 return 0;
-        r = kdbus_message_new_error(&e, m, "org.freedesktop.DBus.Error.NotSupported",
-                                    "dbus-broker-controller does not implement this");
+        /*
+         * ReloadConfig (a client called org.freedesktop.DBus.ReloadConfig):
+         * the configuration is fixed, so reloading it is done at once. An
+         * error reply of another name than the broker expects
+         * (org.bus1.DBus.Controller.Error.InvalidConfig) makes it exit.
+         */
+        if (kdbus_message_get_member(m) && !strcmp(kdbus_message_get_member(m), "ReloadConfig"))
+                r = kdbus_message_new_method_return(&e, m);
+        else
+                r = kdbus_message_new_error(&e, m, "org.freedesktop.DBus.Error.NotSupported",
+                                            "dbus-broker-controller does not implement this");
         if (r < 0)
                 return 0;       /* an unanswerable call is the broker's business */
         r = d1_send(c, e, NULL, 0, NULL);
@@ -224,6 +234,7 @@ int main(int argc, char **argv)
                 usage();
                 return 2;
         }
+        d1_init(&conn, -1);
         if (!strncmp(address, "unix:path=", 10))
                 address += 10;
         if (strchr(address, ',') || strchr(address, ';') || !*address ||
@@ -288,7 +299,7 @@ int main(int argc, char **argv)
         close(sp[1]);
         if (lp[1] >= 0)
                 close(lp[1]);
-        d1_init(&conn, sp[0]);
+        conn.fd = sp[0];
 
         r = d1_auth(&conn, true, d1_now_ms() + 10000);
         if (r < 0) {
@@ -380,6 +391,9 @@ out_kill:
                 waitpid(pid, &status, 0);
         }
 out_unlink:
+        d1_close(&conn);
+        if (lp[0] >= 0)
+                close(lp[0]);
         if (lfd >= 0)
                 close(lfd);
         unlink(address);
