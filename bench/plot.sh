@@ -4,6 +4,7 @@
 # plot.sh: round trip against payload size, one line per transport.
 #
 #   bench/plot.sh [--kernel=VERSION] [--title=TEXT] IN.tsv OUT.png
+#   bench/plot.sh --from-kdbus-bench JSON    (TSV lines on stdout)
 #
 # IN.tsv: one measurement a line,
 #   transport<TAB>payload_bytes<TAB>median_us<TAB>min_us<TAB>max_us
@@ -14,14 +15,39 @@
 # Writes OUT.png (gnuplot, log-log, median with min..max bars) and prints a
 # text table of the medians (µs; min..max) on stdout. Without gnuplot only
 # the table is printed and the exit status is 1.
+#
+# --from-kdbus-bench converts the first results block of `kdbus-bench
+# --json` into TSV lines: kdbus (the kdbus_sync cell) and uds, median only
+# (kdbus-bench reports min and p90, no max), and "# kernel" from its header.
 set -eu
+
+if [ "${1:-}" = --from-kdbus-bench ]; then
+	[ $# = 2 ] || { echo "usage: plot.sh --from-kdbus-bench JSON" >&2; exit 2; }
+	tr -d '\r' < "$2" | awk '
+	function median(cell,   s) {
+		s = $0
+		if (!match(s, "\"" cell "\": \\{[^}]*\\}")) return ""
+		s = substr(s, RSTART, RLENGTH)
+		if (!match(s, /"median_us": [0-9.]+/)) return ""
+		return substr(s, RSTART + 13, RLENGTH - 13)
+	}
+	/"kernel": "/ && !k { split($0, a, "\""); print "# kernel " a[4]; k = 1 }
+	/"results": \[/ { inres = 1; next }
+	inres && /^ *\]/ { exit }
+	inres && match($0, /"payload": [0-9]+/) {
+		size = substr($0, RSTART + 11, RLENGTH - 11)
+		m = median("kdbus_sync"); if (m != "") printf "kdbus\t%s\t%s\n", size, m
+		m = median("uds"); if (m != "") printf "uds\t%s\t%s\n", size, m
+	}'
+	exit 0
+fi
 
 kernel= title=
 while [ $# -gt 0 ]; do
 	case $1 in
 	--kernel=*) kernel=${1#--kernel=} ;;
 	--title=*) title=${1#--title=} ;;
-	--help|-h) sed -n '4,17s/^# \{0,1\}//p' "$0"; exit 0 ;;
+	--help|-h) sed -n '4,23s/^# \{0,1\}//p' "$0"; exit 0 ;;
 	--*) echo "plot.sh: unknown option $1" >&2; exit 2 ;;
 	*) break ;;
 	esac
