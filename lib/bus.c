@@ -88,6 +88,13 @@ struct kdbus_bus {
         bool name_signals;
         uint64_t attach_recv;
         uint64_t timeout_usec;
+        /* faked identity (kdbus_bus_set_faked_identity) */
+        bool faked;
+        uint32_t fake_uid, fake_gid, fake_pid;
+        char *fake_seclabel;
+        /* forwarding mode (kdbus_bus_set_forward) */
+        kdbus_forward_handler_t forward;
+        void *forward_userdata;
 
         /* from HELLO */
         uint64_t id;
@@ -712,6 +719,64 @@ int kdbus_bus_set_default_timeout(struct kdbus_bus *bus, uint64_t usec)
 /* cookie reserved for the NameAcquired/NameLost subscriptions */
 #define NAME_SIGNALS_COOKIE     0
 
+/**
+ * kdbus_bus_set_faked_identity() - credentials HELLO claims for the peer
+ * @bus:        not yet started connection
+ * @uid:        uid, euid, suid and fsuid
+ * @gid:        gid, egid, sgid and fsgid
+ * @pid:        pid (tid and ppid stay unset)
+ * @seclabel:   security label or NULL
+ *
+ * For a proxy serving a client: HELLO carries KDBUS_ITEM_CREDS, _PIDS and
+ * _SECLABEL, which the kernel accepts from an owner of the bus only.
+ *
+ * Return: 0, -EBUSY when started, -ENOMEM.
+ */
+int kdbus_bus_set_faked_identity(struct kdbus_bus *bus, uint32_t uid, uint32_t gid, uint32_t pid,
+                                 const char *seclabel)
+{
+        char *label = NULL;
+
+        if (bus->started)
+                return -EBUSY;
+        if (seclabel && (strlen(seclabel) == 0 || strlen(seclabel) >= 4096))
+                seclabel = NULL;
+        if (seclabel) {
+                label = strdup(seclabel);
+                if (!label)
+                        return -ENOMEM;
+        }
+        free(bus->fake_seclabel);
+        bus->fake_seclabel = label;
+        bus->fake_uid = uid;
+        bus->fake_gid = gid;
+        bus->fake_pid = pid;
+        bus->faked = true;
+        return 0;
+}
+
+/**
+ * kdbus_bus_set_forward() - hand every message for the peer to @handler
+ * @bus:        connection
+ * @handler:    receives unicasts, replies (also the local driver's), and
+ *              broadcasts that one of the connection's match rules selects;
+ *              NULL ends forwarding
+ * @userdata:   for @handler
+ *
+ * In forwarding mode no handler, object or pending call of the connection is
+ * used: the connection stands for a remote D-Bus client (kdbus-proxy).
+ * Reply notifications of the kernel become NoReply errors; name changes
+ * become NameOwnerChanged (through the rules) and NameAcquired/NameLost.
+ *
+ * Return: 0.
+ */
+int kdbus_bus_set_forward(struct kdbus_bus *bus, kdbus_forward_handler_t handler, void *userdata)
+{
+        bus->forward = handler;
+        bus->forward_userdata = userdata;
+        return 0;
+}
+
 static int match_add_raw(struct kdbus_bus *bus, struct kdbus_cmd_match *cmd)
 {
         if (ioctl(bus->fd, KDBUS_CMD_MATCH_ADD, cmd) < 0)
@@ -758,7 +823,9 @@ static int install_name_subscriptions(struct kdbus_bus *bus)
  */
 int kdbus_bus_start(struct kdbus_bus *bus)
 {
-        _Alignas(8) uint8_t buf[sizeof(struct kdbus_cmd_hello) + ITEM_HEADER_SIZE + 64 + 8];
+        _Alignas(8) uint8_t buf[sizeof(struct kdbus_cmd_hello) + ITEM_HEADER_SIZE + 64 + 8 +
+                                3 * ITEM_HEADER_SIZE + sizeof(struct kdbus_creds) +
+                                sizeof(struct kdbus_pids) + 4096 + 8];
         struct kdbus_cmd_hello *hello = (void *)buf;
         const struct kdbus_item *item;
         char desc[64];
@@ -783,8 +850,27 @@ int kdbus_bus_start(struct kdbus_bus *bus)
         hello->attach_flags_send = _KDBUS_ATTACH_ANY;
         hello->attach_flags_recv = bus->attach_recv | (bus->monitor ? KDBUS_ATTACH_TIMESTAMP : 0);
         hello->pool_size = bus->pool_size_req;
-        item_put(hello->items, KDBUS_ITEM_CONN_DESCRIPTION, desc, strlen(desc) + 1);
-        hello->size = sizeof(*hello) + ALIGN8(ITEM_HEADER_SIZE + strlen(desc) + 1);
+        {
+                struct kdbus_item *it;
+
+                it = item_put(hello->items, KDBUS_ITEM_CONN_DESCRIPTION, desc, strlen(desc) + 1);
+                if (bus->faked) {
+                        struct kdbus_creds creds = {
+                                .uid = bus->fake_uid, .euid = bus->fake_uid,
+                                .suid = bus->fake_uid, .fsuid = bus->fake_uid,
+                                .gid = bus->fake_gid, .egid = bus->fake_gid,
+                                .sgid = bus->fake_gid, .fsgid = bus->fake_gid,
+                        };
+                        struct kdbus_pids pids = { .pid = bus->fake_pid };
+
+                        it = item_put(it, KDBUS_ITEM_CREDS, &creds, sizeof(creds));
+                        it = item_put(it, KDBUS_ITEM_PIDS, &pids, sizeof(pids));
+                        if (bus->fake_seclabel)
+                                it = item_put(it, KDBUS_ITEM_SECLABEL, bus->fake_seclabel,
+                                              strlen(bus->fake_seclabel) + 1);
+                }
+                hello->size = (uint8_t *)it - buf;
+        }
 
         if (ioctl(bus->fd, KDBUS_CMD_HELLO, hello) < 0) {
                 r = errno == ENOTTY ? -ESOCKTNOSUPPORT : -errno;
@@ -943,6 +1029,7 @@ struct kdbus_bus *kdbus_bus_unref(struct kdbus_bus *bus)
         free(bus->names);
         free(bus->path);
         free(bus->description);
+        free(bus->fake_seclabel);
         free(bus);
         return NULL;
 }
@@ -1092,6 +1179,16 @@ static int message_fds(struct kdbus_message *m, int **ret, size_t *n_ret)
         fds = calloc(n, sizeof(*fds));
         if (!fds)
                 return -ENOMEM;
+        {
+                const int *attached;
+
+                if (kdbus_message_get_fds(m, &attached) == n) {
+                        memcpy(fds, attached, n * sizeof(*fds));
+                        *ret = fds;
+                        *n_ret = n;
+                        return 0;
+                }
+        }
         kdbus_message_rewind(m);
         r = collect_fds_walk(m, fds, &got, n);
         kdbus_message_rewind(m);
@@ -1444,6 +1541,81 @@ int kdbus_bus_send(struct kdbus_bus *bus, struct kdbus_message *m, uint32_t *ser
         r = bus_send_raw(bus, m, now_ns() + bus->timeout_usec * 1000ULL, false, NULL);
         if (r == -EBADSLT && (type == KDBUS_MESSAGE_METHOD_RETURN || type == KDBUS_MESSAGE_ERROR))
                 return 0;
+        return r;
+}
+
+static int local_error_reply(struct kdbus_bus *bus, struct kdbus_message *call, const char *name,
+                             const char *text)
+{
+        struct kdbus_message *e = NULL;
+        int r;
+
+        r = kdbus_message_new_error(&e, call, name, text);
+        if (r >= 0)
+                r = kdbus_message_set_flags(e, KDBUS_MESSAGE_NO_REPLY_EXPECTED);
+        if (r >= 0)
+                r = kdbus_message_seal(e, KDBUS_LOCAL_SERIAL, KDBUS_DRIVER_NAME);
+        if (r >= 0)
+                r = local_enqueue(bus, e, true);
+        kdbus_message_unref(e);
+        return r;
+}
+
+/**
+ * kdbus_bus_forward_send() - send a message a proxied client wrote
+ * @bus:        started connection in forwarding mode
+ * @m:          sealed, validated message with its descriptors attached;
+ *              SENDER is set to the connection's unique name here
+ *
+ * Calls to the driver are answered locally; a failed send of a method call
+ * that expects a reply is answered with the D-Bus error of the failure
+ * (libkdbus(3)); both arrive through the forward handler.
+ *
+ * Return: 0, or the negative errno of a failed send that nobody is told
+ * about (signals, replies, NO_REPLY_EXPECTED calls), -ECONNRESET when the
+ * connection is gone.
+ */
+int kdbus_bus_forward_send(struct kdbus_bus *bus, struct kdbus_message *m)
+{
+        uint8_t type = kdbus_message_get_type(m);
+        bool expect = type == KDBUS_MESSAGE_METHOD_CALL &&
+                      !(kdbus_message_get_flags(m) & KDBUS_MESSAGE_NO_REPLY_EXPECTED);
+        const char *dest;
+        int r;
+
+        if (!bus->started)
+                return -ENOTCONN;
+        if (!kdbus_message_is_sealed(m))
+                return -EINVAL;
+        r = kdbus_message_set_sender(m, bus->unique);
+        if (r < 0)
+                return r;
+        if (is_driver_call(m)) {
+                struct kdbus_message *reply = NULL;
+
+                r = driver_call(bus, m, &reply);
+                if (r >= 0 && reply && expect)
+                        r = local_enqueue(bus, reply, true);
+                kdbus_message_unref(reply);
+                return r < 0 ? r : 0;
+        }
+        dest = kdbus_message_get_destination(m);
+        if (dest && strcmp(dest, KDBUS_DRIVER_NAME) == 0)
+                return 0;
+        r = bus_send_raw(bus, m, now_ns() + bus->timeout_usec * 1000ULL, false, NULL);
+        if (r >= 0)
+                return 0;
+        if (r == -EBADSLT && (type == KDBUS_MESSAGE_METHOD_RETURN || type == KDBUS_MESSAGE_ERROR))
+                return 0;
+        if (expect) {
+                struct kdbus_error e = KDBUS_ERROR_NULL;
+                int q;
+
+                send_error(&e, r, dest);
+                q = local_error_reply(bus, m, e.name, e.message);
+                kdbus_error_free(&e);
+                return q < 0 ? q : 0;
+        }
         return r;
 }
 
@@ -1841,7 +2013,7 @@ static int call_handler(struct kdbus_slot *s, struct kdbus_message *m)
 }
 
 static void dispatch_matches(struct kdbus_bus *bus, struct kdbus_message *m, bool from_driver,
-                             const struct kdbus_metadata *md)
+                             const struct kdbus_metadata *md, bool *matched)
 {
         const char *dest = kdbus_message_get_destination(m);
         const char *own[2] = { NULL, NULL };
@@ -1874,8 +2046,13 @@ static void dispatch_matches(struct kdbus_bus *bus, struct kdbus_message *m, boo
         for (size_t i = 0; i < n; i++) {
                 if (v[i]->dead || !v[i]->rule)
                         continue;
-                if (kdbus_match_rule_matches(v[i]->rule, m, &ctx))
+                if (kdbus_match_rule_matches(v[i]->rule, m, &ctx)) {
+                        if (matched) {
+                                *matched = true;
+                                break;
+                        }
                         call_handler(v[i], m);
+                }
         }
         free(own_names);
         free(v);
@@ -1981,16 +2158,56 @@ static void dispatch_method_call(struct kdbus_bus *bus, struct kdbus_message *m)
         }
 }
 
+/* forwarding mode: what a D-Bus client of a message bus would receive */
+static void forward_message(struct kdbus_bus *bus, struct kdbus_message *m, bool from_driver,
+                            const struct kdbus_metadata *md)
+{
+        uint8_t type = kdbus_message_get_type(m);
+        const char *dest = kdbus_message_get_destination(m);
+        bool deliver = false;
+
+        if (bus->monitor) {
+                bool any = false;
+
+                for (struct kdbus_slot *s = bus->slots; s; s = s->next)
+                        if (s->type == SLOT_MATCH && !s->dead && s->rule)
+                                any = true;
+                if (!any)
+                        deliver = true;
+                else
+                        dispatch_matches(bus, m, from_driver, md, &deliver);
+        } else if (type != KDBUS_MESSAGE_SIGNAL) {
+                deliver = true;
+        } else if (from_driver ? (dest && strcmp(dest, bus->unique) == 0)
+                               : (md && md->dst_id != KDBUS_DST_ID_BROADCAST)) {
+                deliver = true;
+        } else {
+                dispatch_matches(bus, m, from_driver, md, &deliver);
+        }
+        if (!deliver)
+                return;
+        kdbus_message_rewind(m);
+        bus->current_md = md;
+        bus->forward(bus, m, bus->forward_userdata);
+        bus->current_md = NULL;
+}
+
 static void dispatch_message(struct kdbus_bus *bus, struct kdbus_message *m, bool from_driver,
                              const struct kdbus_metadata *md)
 {
         uint8_t type = kdbus_message_get_type(m);
 
+        if (bus->forward) {
+                bus->dispatch_depth++;
+                forward_message(bus, m, from_driver, md);
+                bus_dispatch_end(bus);
+                return;
+        }
         bus->dispatch_depth++;
         bus->current_md = md;
         dispatch_filters(bus, m);
         if (bus->monitor) {
-                dispatch_matches(bus, m, from_driver, md);
+                dispatch_matches(bus, m, from_driver, md, NULL);
                 goto out;
         }
         switch (type) {
@@ -2010,7 +2227,7 @@ static void dispatch_message(struct kdbus_bus *bus, struct kdbus_message *m, boo
                 break;
         }
         case KDBUS_MESSAGE_SIGNAL:
-                dispatch_matches(bus, m, from_driver, md);
+                dispatch_matches(bus, m, from_driver, md, NULL);
                 break;
         case KDBUS_MESSAGE_METHOD_CALL:
                 dispatch_method_call(bus, m);
@@ -2091,6 +2308,22 @@ static int handle_notification(struct kdbus_bus *bus, struct incoming *in)
                 if (in->cookie_reply > UINT32_MAX)
                         return 0;
                 s = find_call(bus, (uint32_t)in->cookie_reply);
+                if (!s && bus->forward && in->cookie_reply) {
+                        struct kdbus_message *call = NULL;
+
+                        /* a call the proxied client made: a stand-in to answer */
+                        r = kdbus_message_new_method_call(&call, NULL, "/", NULL, "Call");
+                        if (r >= 0)
+                                r = kdbus_message_seal(call, (uint32_t)in->cookie_reply,
+                                                       bus->unique);
+                        if (r >= 0)
+                                r = local_error_reply(bus, call, "org.freedesktop.DBus.Error.NoReply",
+                                                      in->notify_type == KDBUS_ITEM_REPLY_TIMEOUT ?
+                                                      "Did not receive a reply. Possible causes include: the remote application did not send a reply, the message bus security policy blocked the reply, the reply timeout expired, or the network connection was broken." :
+                                                      "Message recipient disconnected from message bus without replying");
+                        kdbus_message_unref(call);
+                        return r;
+                }
                 if (!s || !s->call)
                         return 0;       /* duplicates and late ones are ignored */
                 return synth_reply_error(bus, s, "org.freedesktop.DBus.Error.NoReply",

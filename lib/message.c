@@ -867,6 +867,21 @@ int kdbus_message_attach_fds(struct kdbus_message *m, int *fds, size_t n_fds)
         return 0;
 }
 
+size_t kdbus_message_get_fds(const struct kdbus_message *m, const int **fds)
+{
+        *fds = m->fds;
+        return m->n_fds;
+}
+
+int kdbus_message_steal_fds(struct kdbus_message *m, int **fds, size_t *n_fds)
+{
+        *fds = m->fds;
+        *n_fds = m->n_fds;
+        m->fds = NULL;
+        m->n_fds = 0;
+        return 0;
+}
+
 /* ---- appending ---- */
 
 static int message_append_fd(struct kdbus_message *m, int fd)

@@ -156,3 +156,7 @@ bool kdbus_message_at_end(struct kdbus_message *m);
 
 /* descriptors that arrived with a received message; taken over on success */
 int kdbus_message_attach_fds(struct kdbus_message *m, int *fds, size_t n_fds);
+/* the attached descriptors in index order (borrowed); returns their number */
+size_t kdbus_message_get_fds(const struct kdbus_message *m, const int **fds);
+/* take the attached descriptors over (*fds malloc'ed, NULL when none) */
+int kdbus_message_steal_fds(struct kdbus_message *m, int **fds, size_t *n_fds);
