@@ -3694,6 +3694,96 @@ static int driver_introspect(struct kdbus_message *call, struct kdbus_message **
         return r;
 }
 
+/* org.freedesktop.DBus.Properties on /org/freedesktop/DBus */
+static int driver_properties(struct kdbus_message *call, struct kdbus_message **reply)
+{
+        static const char *const features[] = { "HeaderFiltering", NULL };
+        static const char *const interfaces[] = { "org.freedesktop.DBus.Monitoring", NULL };
+        const char *member = kdbus_message_get_member(call);
+        const char *sig = kdbus_message_get_signature(call);
+        const char *want = strcmp(member, "Get") == 0 ? "ss" : strcmp(member, "GetAll") == 0 ? "s" :
+                           strcmp(member, "Set") == 0 ? "ssv" : NULL;
+        const char *iface = NULL, *prop = NULL;
+        struct kdbus_message *m = NULL;
+        char text[600];
+        int r;
+
+        if (!want) {
+                snprintf(text, sizeof(text), "org.freedesktop.DBus does not understand message %s",
+                         member);
+                return driver_reply_error(call, reply, "org.freedesktop.DBus.Error.UnknownMethod",
+                                          text);
+        }
+        if (strcmp(sig, want) != 0) {
+                snprintf(text, sizeof(text), "Call to %s has wrong args (%s, expected %s)", member,
+                         sig, want);
+                return driver_reply_error(call, reply, "org.freedesktop.DBus.Error.InvalidArgs", text);
+        }
+        r = kdbus_message_read_basic(call, 's', &iface);
+        if (r > 0 && want[1])
+                r = kdbus_message_read_basic(call, 's', &prop);
+        if (r <= 0)
+                return r < 0 ? r : -EBADMSG;
+        if (strcmp(iface, KDBUS_DRIVER_NAME) != 0 &&
+            !(strcmp(member, "GetAll") == 0 &&
+              strcmp(iface, "org.freedesktop.DBus.Monitoring") == 0)) {
+                snprintf(text, sizeof(text), "Interface \"%s\" not found", iface);
+                return driver_reply_error(call, reply, "org.freedesktop.DBus.Error.UnknownInterface",
+                                          text);
+        }
+        if (prop && strcmp(prop, "Features") != 0 && strcmp(prop, "Interfaces") != 0) {
+                snprintf(text, sizeof(text), "Property \"%s.%s\" not found", iface, prop);
+                return driver_reply_error(call, reply, "org.freedesktop.DBus.Error.UnknownProperty",
+                                          text);
+        }
+        if (strcmp(member, "Set") == 0) {
+                snprintf(text, sizeof(text), "Property '%s.%s' cannot be set", iface, prop);
+                return driver_reply_error(call, reply, "org.freedesktop.DBus.Error.PropertyReadOnly",
+                                          text);
+        }
+        r = kdbus_message_new_method_return(&m, call);
+        if (r < 0)
+                return r;
+        if (strcmp(member, "Get") == 0) {
+                r = kdbus_message_open_container(m, 'v', "as");
+                if (r >= 0)
+                        r = kdbus_message_append_strv(m, (char *const *)(strcmp(prop, "Features") == 0 ?
+                                                                         features : interfaces));
+                if (r >= 0)
+                        r = kdbus_message_close_container(m);
+        } else {
+                bool all = strcmp(iface, KDBUS_DRIVER_NAME) == 0;
+
+                r = kdbus_message_open_container(m, 'a', "{sv}");
+                for (int i = 0; all && i < 2 && r >= 0; i++) {
+                        r = kdbus_message_open_container(m, '{', "sv");
+                        if (r >= 0)
+                                r = kdbus_message_append_basic(m, 's', i ? "Interfaces" : "Features");
+                        if (r >= 0)
+                                r = kdbus_message_open_container(m, 'v', "as");
+                        if (r >= 0)
+                                r = kdbus_message_append_strv(m, (char *const *)(i ? interfaces :
+                                                                                 features));
+                        if (r >= 0)
+                                r = kdbus_message_close_container(m);
+                        if (r >= 0)
+                                r = kdbus_message_close_container(m);
+                }
+                if (r >= 0)
+                        r = kdbus_message_close_container(m);
+        }
+        if (r >= 0)
+                r = kdbus_message_set_flags(m, KDBUS_MESSAGE_NO_REPLY_EXPECTED);
+        if (r >= 0)
+                r = kdbus_message_seal(m, KDBUS_LOCAL_SERIAL, KDBUS_DRIVER_NAME);
+        if (r < 0) {
+                kdbus_message_unref(m);
+                return r;
+        }
+        *reply = m;
+        return 0;
+}
+
 static int driver_call(struct kdbus_bus *bus, struct kdbus_message *call,
                        struct kdbus_message **reply)
 {
@@ -3723,6 +3813,12 @@ static int driver_call(struct kdbus_bus *bus, struct kdbus_message *call,
                                                   "org.freedesktop.DBus.Error.InvalidArgs", text);
                 }
                 return driver_introspect(call, reply);
+        } else if (iface && (strcmp(iface, "org.freedesktop.DBus.Properties") == 0 ||
+                             strcmp(iface, "org.freedesktop.DBus.Monitoring") == 0) &&
+                   strcmp(kdbus_message_get_path(call), KDBUS_DRIVER_PATH) != 0) {
+                goto unknown;
+        } else if (iface && strcmp(iface, "org.freedesktop.DBus.Properties") == 0) {
+                return driver_properties(call, reply);
         } else if (!iface || strcmp(iface, KDBUS_DRIVER_NAME) == 0) {
                 static const struct {
                         const char *member, *sig;
@@ -3736,6 +3832,7 @@ static int driver_call(struct kdbus_bus *bus, struct kdbus_message *call,
                         { "GetConnectionCredentials", "s" }, { "StartServiceByName", "su" },
                         { "GetAdtAuditSessionData", "s" },
                         { "GetConnectionSELinuxSecurityContext", "s" },
+                        { "UpdateActivationEnvironment", "a{ss}" }, { "ReloadConfig", "" },
                 };
                 size_t i;
 
@@ -3759,6 +3856,20 @@ static int driver_call(struct kdbus_bus *bus, struct kdbus_message *call,
                 if (strcmp(member, "Hello") == 0)
                         return driver_reply_error(call, reply, "org.freedesktop.DBus.Error.Failed",
                                                   "Already handled an Hello message");
+                if (strcmp(member, "UpdateActivationEnvironment") == 0 ||
+                    strcmp(member, "ReloadConfig") == 0) {
+                        uint32_t uid = bus->faked ? bus->fake_uid : (uint32_t)geteuid();
+
+                        if (uid != 0 && uid != (uint32_t)geteuid()) {
+                                snprintf(text, sizeof(text),
+                                         "Connection \"%s\" (uid=%u) is not allowed to call %s",
+                                         bus->unique, uid, member);
+                                return driver_reply_error(call, reply,
+                                                          "org.freedesktop.DBus.Error.AccessDenied",
+                                                          text);
+                        }
+                        return driver_reply(call, reply, "");
+                }
                 if (strcmp(member, "GetId") == 0) {
                         char id[33];
 

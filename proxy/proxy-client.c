@@ -93,6 +93,10 @@ void proxy_client_disconnect(struct proxy_client *c, const char *why)
                 fprintf(stderr, "kdbus-proxy: client %u (uid %u pid %d%s%s): disconnected: %s\n",
                         c->id, (unsigned int)c->uid, (int)c->pid, c->bus ? " " : "",
                         c->bus ? kdbus_bus_get_unique_name(c->bus) : "", why);
+        if (c->bus && (kdbus_bus_get_n_invalid(c->bus) || kdbus_bus_get_n_dropped(c->bus)))
+                fprintf(stderr, "kdbus-proxy: client %u: %llu invalid messages dropped, %llu lost\n",
+                        c->id, (unsigned long long)kdbus_bus_get_n_invalid(c->bus),
+                        (unsigned long long)kdbus_bus_get_n_dropped(c->bus));
         c->dead = true;
         if (c->sock.fd >= 0) {
                 epoll_ctl(c->proxy->epoll_fd, EPOLL_CTL_DEL, c->sock.fd, NULL);
@@ -617,8 +621,12 @@ static int handle_message(struct proxy_client *c, struct kdbus_message *m)
         if (!c->bus) {
                 if (type != KDBUS_MESSAGE_METHOD_CALL || !is_driver_dest(m) ||
                     !member || strcmp(member, "Hello") != 0 ||
-                    (iface && strcmp(iface, KDBUS_DRIVER_NAME) != 0))
-                        return -EPROTO;
+                    (iface && strcmp(iface, KDBUS_DRIVER_NAME) != 0)) {
+                        if (type != KDBUS_MESSAGE_METHOD_CALL)
+                                return 0;
+                        return proxy_client_reply_error(c, m, "org.freedesktop.DBus.Error.AccessDenied",
+                                                        "Client tried to send a message other than Hello without being registered");
+                }
                 return hello(c, m);
         }
         if (c->monitor)
@@ -627,6 +635,18 @@ static int handle_message(struct proxy_client *c, struct kdbus_message *m)
             strcmp(iface, "org.freedesktop.DBus.Monitoring") == 0 &&
             strcmp(member, "BecomeMonitor") == 0)
                 return proxy_monitor_become(c, m);
+        if (type == KDBUS_MESSAGE_METHOD_CALL && is_driver_dest(m) && member &&
+            strcmp(member, "ReloadConfig") == 0 && (!iface || strcmp(iface, KDBUS_DRIVER_NAME) == 0) &&
+            !strcmp(kdbus_message_get_signature(m), "") && (c->uid == 0 || c->uid == geteuid())) {
+                char err[512] = "";
+
+                r = kdbus_message_set_sender(m, kdbus_bus_get_unique_name(c->bus));
+                if (r < 0)
+                        return r;
+                if (proxy_reload(c->proxy, err, sizeof(err)) < 0)
+                        return proxy_client_reply_error(c, m, "org.freedesktop.DBus.Error.Failed", err);
+                return proxy_client_reply(c, m, "");
+        }
         if (!is_driver_dest(m) && !proxy_may_send(c, m)) {
                 r = kdbus_message_set_sender(m, kdbus_bus_get_unique_name(c->bus));
                 if (r >= 0 && type == KDBUS_MESSAGE_METHOD_CALL) {

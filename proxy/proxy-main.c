@@ -43,20 +43,21 @@ int proxy_epoll_set(struct proxy *p, struct proxy_watch *w, uint32_t events, boo
         return 0;
 }
 
-static int load_policy(struct proxy *p)
+int proxy_reload(struct proxy *p, char *err, size_t err_size)
 {
+        err[0] = 0;
         if (!p->config_file)
                 return 0;
 #ifdef PROXY_HAVE_POLICY
         {
                 struct proxy_policy *pol = NULL;
-                char err[512] = "";
                 int r;
 
-                r = proxy_policy_load(&pol, p->config_file, err, sizeof(err));
+                r = proxy_policy_load(&pol, p->config_file, err, err_size);
                 if (r < 0) {
-                        fprintf(stderr, "kdbus-proxy: %s: %s\n", p->config_file,
-                                err[0] ? err : strerror(-r));
+                        if (!err[0])
+                                snprintf(err, err_size, "%s", strerror(-r));
+                        fprintf(stderr, "kdbus-proxy: %s: %s\n", p->config_file, err);
                         return r;
                 }
                 proxy_policy_free(p->policy);
@@ -64,10 +65,18 @@ static int load_policy(struct proxy *p)
                 return 0;
         }
 #else
-        fprintf(stderr, "kdbus-proxy: --config-file: this kdbus-proxy was built without the XML "
-                "policy (proxy/policy.c)\n");
+        snprintf(err, err_size, "--config-file: this kdbus-proxy was built without the XML "
+                 "policy (proxy/policy.c)");
+        fprintf(stderr, "kdbus-proxy: %s\n", err);
         return -EOPNOTSUPP;
 #endif
+}
+
+static int load_policy(struct proxy *p)
+{
+        char err[512];
+
+        return proxy_reload(p, err, sizeof(err));
 }
 
 static void usage(FILE *f)

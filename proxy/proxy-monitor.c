@@ -11,6 +11,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <unistd.h>
 
 #include "proxy.h"
 
@@ -57,6 +58,11 @@ int proxy_monitor_become(struct proxy_client *c, struct kdbus_message *call)
                                                 "BecomeMonitor does not support any flags yet");
         }
 
+        if (c->uid != 0 && c->uid != geteuid()) {
+                free(rules);
+                return proxy_client_reply_error(c, call, "org.freedesktop.DBus.Error.AccessDenied",
+                                                "Only root or the bus's user may become a monitor");
+        }
         r = proxy_client_open_bus(c, true, &mon);
         if (r < 0) {
                 free(rules);

@@ -101,6 +101,8 @@ struct proxy {
 };
 
 uint64_t proxy_now_ns(void);
+/* re-read --config-file; the old policy stays on failure (message in @err) */
+int proxy_reload(struct proxy *p, char *err, size_t err_size);
 int proxy_epoll_set(struct proxy *p, struct proxy_watch *w, uint32_t events, bool add);
 
 /* proxy-listener.c */
