@@ -1544,6 +1544,8 @@ int kdbus_bus_send(struct kdbus_bus *bus, struct kdbus_message *m, uint32_t *ser
         return r;
 }
 
+static int bus_recv_one(struct kdbus_bus *bus);
+
 static int local_error_reply(struct kdbus_bus *bus, struct kdbus_message *call, const char *name,
                              const char *text)
 {
@@ -1594,8 +1596,20 @@ int kdbus_bus_forward_send(struct kdbus_bus *bus, struct kdbus_message *m)
                 struct kdbus_message *reply = NULL;
 
                 r = driver_call(bus, m, &reply);
-                if (r >= 0 && reply && expect)
+                if (r >= 0 && reply && expect) {
+                        const char *member = kdbus_message_get_member(m);
+
+                        /*
+                         * dbus-daemon's order: the name signals the
+                         * request caused (the kernel queued them before
+                         * the ioctl returned), then the reply
+                         */
+                        if (strcmp(member, "RequestName") == 0 ||
+                            strcmp(member, "ReleaseName") == 0)
+                                while (bus_recv_one(bus) > 0)
+                                        ;
                         r = local_enqueue(bus, reply, true);
+                }
                 kdbus_message_unref(reply);
                 return r < 0 ? r : 0;
         }

@@ -133,6 +133,7 @@ void proxy_client_free(struct proxy_client *c)
                 c->out_head = o->next;
                 close_fds(o->fds, o->n_fds);
                 free(o->fds);
+                kdbus_message_unref(o->m);
                 free(o);
         }
         close_fds(c->in_fds, c->n_in_fds);
@@ -184,7 +185,7 @@ static int flush(struct proxy_client *c)
 {
         while (c->out_head) {
                 struct proxy_outmsg *o = c->out_head;
-                struct iovec iov = { o->data + o->off, o->size - o->off };
+                struct iovec iov = { (uint8_t *)o->ptr + o->off, o->size - o->off };
                 union {
                         struct cmsghdr h;
                         char buf[CMSG_SPACE(MAX_FDS_PER_MSG * sizeof(int))];
@@ -222,6 +223,7 @@ static int flush(struct proxy_client *c)
                 c->out_head = o->next;
                 if (!c->out_head)
                         c->out_tail = NULL;
+                kdbus_message_unref(o->m);
                 free(o);
         }
         update_sock_events(c);
@@ -250,14 +252,16 @@ int proxy_client_queue(struct proxy_client *c, struct kdbus_message *m, int *fds
                 return r;
         }
         (void)conv;
-        o = malloc(sizeof(*o) + size);
+        o = malloc(sizeof(*o));
         if (!o) {
                 close_fds(fds, n_fds);
                 free(fds);
                 proxy_client_disconnect(c, "out of memory");
                 return -ENOMEM;
         }
-        memcpy(o->data, data, size);
+        /* the message is not changed any more: its bytes are queued as they are */
+        o->m = kdbus_message_ref(m);
+        o->ptr = data;
         o->next = NULL;
         o->size = size;
         o->off = 0;
@@ -736,6 +740,7 @@ static int process_input(struct proxy_client *c)
                                 memset(o, 0, sizeof(*o));
                                 o->size = strlen(reply);
                                 memcpy(o->data, reply, o->size);
+                                o->ptr = o->data;
                                 if (c->out_tail)
                                         c->out_tail->next = o;
                                 else

@@ -44,8 +44,11 @@ struct proxy_listener {
         char *path;                     /* unlinked at exit; NULL for abstract/inherited */
 };
 
+/* queued output: a referenced message's bytes, or inline bytes (SASL) */
 struct proxy_outmsg {
         struct proxy_outmsg *next;
+        struct kdbus_message *m;
+        const uint8_t *ptr;
         size_t size, off;
         int *fds;
         size_t n_fds;
