@@ -675,7 +675,28 @@ static int handle_message(struct proxy_client *c, struct kdbus_message *m)
         return 0;
 }
 
-/* one complete message of @size bytes at c->in */
+/* drop the first @size bytes of the input; a big buffer is given back at once */
+static void consume_input(struct proxy_client *c, size_t size)
+{
+        size_t rest = c->in_len - size;
+
+        if (c->in_cap > 4 * READ_CHUNK && rest <= READ_CHUNK) {
+                uint8_t *n = malloc(READ_CHUNK);
+
+                if (n) {
+                        memcpy(n, c->in + size, rest);
+                        free(c->in);
+                        c->in = n;
+                        c->in_cap = READ_CHUNK;
+                        c->in_len = rest;
+                        return;
+                }
+        }
+        memmove(c->in, c->in + size, rest);
+        c->in_len = rest;
+}
+
+/* one complete message of @size bytes at c->in, consumed here */
 static int take_message(struct proxy_client *c, size_t size)
 {
         struct kdbus_message *m = NULL, *conv = NULL;
@@ -683,6 +704,8 @@ static int take_message(struct proxy_client *c, size_t size)
         int r;
 
         r = kdbus_message_parse(&m, c->in, size);
+        /* the parsed message has its own copy: never hold big bodies twice */
+        consume_input(c, size);
         if (r < 0)
                 return r;
         n_fds = kdbus_message_get_unix_fds(m);
@@ -787,8 +810,6 @@ static int process_input(struct proxy_client *c)
                                 off = 0;
                         }
                         r = take_message(c, total);
-                        memmove(c->in, c->in + total, c->in_len - total);
-                        c->in_len -= total;
                         if (r < 0) {
                                 char why[96];
 
