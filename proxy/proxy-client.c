@@ -897,8 +897,12 @@ void proxy_client_socket_event(struct proxy_client *c, uint32_t events)
 {
         if (c->dead)
                 return;
-        if (events & EPOLLOUT)
+        if (events & EPOLLOUT) {
                 flush(c);
+                /* the queue drained: what waited on the kdbus side comes now */
+                if (!c->dead && c->bus && !c->bus_blocked)
+                        process_bus(c);
+        }
         if (c->dead)
                 return;
         if (events & (EPOLLIN | EPOLLHUP | EPOLLERR)) {
