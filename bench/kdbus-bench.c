@@ -82,6 +82,7 @@ struct options {
 	int cpu;			/* client CPU (service: same or next) */
 	bool json;
 	bool skip_kdbus;
+	const char *only;		/* one cell (for profiling), or NULL */
 	bool verbose;
 };
 
@@ -1151,6 +1152,8 @@ static void usage(FILE *f)
 		"                      split: on two CPUs, none: let the scheduler pick\n"
 		"  --cpu N             the (first) CPU to pin to (default 0)\n"
 		"  --skip-kdbus        only UDS and memcpy (no kdbus needed)\n"
+		"  --only CELL         measure one cell: kdbus_async, kdbus_sync, uds or\n"
+		"                      memcpy2 (for a profiler; the table shows it alone)\n"
 		"  --verbose           progress on stderr\n");
 }
 
@@ -1218,6 +1221,8 @@ static void parse_args(int argc, char **argv)
 			opt.json = true;
 		else if (!strcmp(a, "--skip-kdbus"))
 			opt.skip_kdbus = true;
+		else if (!strcmp(a, "--only") && i + 1 < argc)
+			opt.only = argv[++i];
 		else if (!strcmp(a, "--verbose") || !strcmp(a, "-v"))
 			opt.verbose = true;
 		else if (!strcmp(a, "--sizes"))
@@ -1278,6 +1283,12 @@ static void progress(const char *what, u64 size, const struct result *r)
 			r->samples[r->n - 1]);
 }
 
+/* whether --only lets cell @c run */
+static bool cell_wanted(int c)
+{
+	return !opt.only || !strcmp(opt.only, cell_name[c]);
+}
+
 /* one round of every cell of one payload size */
 static void run_round(struct kdbus_ctx *k, u64 size, struct result *r,
 		      u64 *seq)
@@ -1288,17 +1299,25 @@ static void run_round(struct kdbus_ctx *k, u64 size, struct result *r,
 
 	if (!opt.skip_kdbus) {
 		k->size = size;
-		measure(kdbus_call_async, k, 1, seq, budget, &r[CELL_ASYNC]);
-		progress("kdbus async", size, &r[CELL_ASYNC]);
-		measure(kdbus_call_sync, k, 1, seq, budget, &r[CELL_SYNC]);
-		progress("kdbus sync", size, &r[CELL_SYNC]);
+		if (cell_wanted(CELL_ASYNC)) {
+			measure(kdbus_call_async, k, 1, seq, budget, &r[CELL_ASYNC]);
+			progress("kdbus async", size, &r[CELL_ASYNC]);
+		}
+		if (cell_wanted(CELL_SYNC)) {
+			measure(kdbus_call_sync, k, 1, seq, budget, &r[CELL_SYNC]);
+			progress("kdbus sync", size, &r[CELL_SYNC]);
+		}
 	}
 
-	uds_setup(&u, size);
-	measure(uds_call, &u, 1, seq, budget, &r[CELL_UDS]);
-	uds_teardown(&u);
-	progress("uds", size, &r[CELL_UDS]);
+	if (cell_wanted(CELL_UDS)) {
+		uds_setup(&u, size);
+		measure(uds_call, &u, 1, seq, budget, &r[CELL_UDS]);
+		uds_teardown(&u);
+		progress("uds", size, &r[CELL_UDS]);
+	}
 
+	if (!cell_wanted(CELL_MEMCPY))
+		return;
 	mc.size = size;
 	mc.batch = 256 * KiB / size ? 256 * KiB / size : 1;
 	mc.a = xmalloc_payload(size, 0x5a);

@@ -12,6 +12,7 @@
 #include <linux/lockdep.h>
 #include <linux/mutex.h>
 #include <linux/path.h>
+#include <linux/poll.h>
 #include <linux/uidgid.h>
 #include <linux/wait.h>
 #include <linux/workqueue.h>
@@ -248,6 +249,20 @@ static inline int kdbus_conn_is_policy_holder(const struct kdbus_conn *conn)
 static inline int kdbus_conn_is_monitor(const struct kdbus_conn *conn)
 {
 	return conn->flags & KDBUS_HELLO_MONITOR;
+}
+
+/**
+ * kdbus_conn_wake_sync() - wake a connection's readers and sync waiters
+ * @conn:	connection something was queued or answered for
+ *
+ * A synchronous wake-up, as AF_UNIX sockets use for data: the waker is
+ * about to wait itself (a caller for its reply, a service in poll), so
+ * the scheduler may run the woken task on this CPU instead of waking an
+ * idle one with an IPI.
+ */
+static inline void kdbus_conn_wake_sync(struct kdbus_conn *conn)
+{
+	wake_up_interruptible_sync_poll(&conn->wait, EPOLLIN | EPOLLRDNORM);
 }
 
 #endif

@@ -250,9 +250,15 @@ static struct kdbus_staging *kdbus_staging_alloc(struct kdbus_bus *bus,
 
 static void kdbus_staging_stamp(struct kdbus_staging *staging)
 {
+	ktime_t now = ktime_get();
+
 	staging->seq = atomic64_inc_return(&staging->bus->last_message_id);
-	staging->ts_monotonic = ktime_get_ns();
-	staging->ts_realtime = ktime_get_real_ns();
+	/*
+	 * One clock read: realtime is derived from the same instant (a
+	 * clocksource read is the dearest part of a stamp on some machines).
+	 */
+	staging->ts_monotonic = ktime_to_ns(now);
+	staging->ts_realtime = ktime_to_ns(ktime_mono_to_real(now));
 }
 
 /**
@@ -1143,11 +1149,16 @@ static int kdbus_msg_deliver(struct kdbus_conn *src, struct kdbus_conn *dst,
 	if (reply)
 		kdbus_reply_link(reply);
 	kdbus_queue_entry_enqueue(entry, reply);
-	wake_up_interruptible(&dst->wait);
 	ret = 0;
 
 exit_unlock:
 	kdbus_conn_unlock2(src, dst);
+	/*
+	 * Woken after the unlock: a receiver woken under the lock would
+	 * only run into it (RECV takes dst->lock) and sleep again.
+	 */
+	if (ret == 0)
+		kdbus_conn_wake_sync(dst);
 	return ret;
 }
 
@@ -1280,7 +1291,8 @@ static int kdbus_msg_sync_attach(struct kdbus_conn *src,
 	if (ret == -ECONNRESET)
 		return ret;
 
-	kdbus_sync_reply_wakeup(reply, ret == -ECOMM ? -EREMOTEIO : ret);
+	/* the caller wakes the waiter once it dropped the locks */
+	kdbus_sync_reply_complete(reply, ret == -ECOMM ? -EREMOTEIO : ret);
 	return ret;
 }
 
@@ -1294,6 +1306,7 @@ static int kdbus_msg_reply(struct kdbus_conn *src, struct kdbus_conn *dst,
 {
 	struct kdbus_queue_entry *entry;
 	struct kdbus_reply *reply;
+	bool wake = false;
 	int ret;
 
 	kdbus_conn_lock2(src, dst);
@@ -1306,6 +1319,8 @@ static int kdbus_msg_reply(struct kdbus_conn *src, struct kdbus_conn *dst,
 
 	if (reply->sync) {
 		ret = kdbus_msg_sync_attach(src, dst, staging, reply);
+		/* the waiter was given a result unless dst is gone */
+		wake = ret != -ECONNRESET;
 		goto exit_unlock;
 	}
 
@@ -1329,11 +1344,14 @@ static int kdbus_msg_reply(struct kdbus_conn *src, struct kdbus_conn *dst,
 	}
 
 	kdbus_queue_entry_enqueue(entry, NULL);
-	wake_up_interruptible(&dst->wait);
+	wake = true;
 	ret = 0;
 
 exit_unlock:
 	kdbus_conn_unlock2(src, dst);
+	/* outside the locks, as in kdbus_msg_deliver() */
+	if (wake)
+		kdbus_conn_wake_sync(dst);
 	return ret;
 }
 
@@ -1529,7 +1547,8 @@ static int kdbus_msg_route(struct kdbus_conn *src, struct kdbus_cmd_send *cmd,
 			return ret;
 		}
 
-		if (msg->timeout_ns <= ktime_get_ns())
+		/* the stamp was taken just now, at staging */
+		if (msg->timeout_ns <= staging->ts_monotonic)
 			return -ETIMEDOUT;
 	}
 

@@ -111,8 +111,8 @@ struct kdbus_reply *kdbus_reply_unref(struct kdbus_reply *r)
  */
 void kdbus_reply_schedule_scan(struct kdbus_conn *conn, u64 deadline_ns)
 {
-	u64 now = ktime_get_ns();
 	unsigned long delay;
+	u64 now;
 
 	lockdep_assert_held(&conn->lock);
 
@@ -120,6 +120,7 @@ void kdbus_reply_schedule_scan(struct kdbus_conn *conn, u64 deadline_ns)
 	    conn->reply_scan_deadline <= deadline_ns)
 		return;
 
+	now = ktime_get_ns();
 	conn->reply_scan_deadline = deadline_ns;
 	delay = deadline_ns > now ? nsecs_to_jiffies(deadline_ns - now) : 0;
 	mod_delayed_work(system_wq, &conn->work, delay);
@@ -192,14 +193,32 @@ void kdbus_reply_unlink(struct kdbus_reply *r)
  */
 void kdbus_sync_reply_wakeup(struct kdbus_reply *r, int err)
 {
+	if (kdbus_sync_reply_complete(r, err))
+		kdbus_conn_wake_sync(r->reply_dst);
+}
+
+/**
+ * kdbus_sync_reply_complete() - give a synchronous call its result
+ * @r:		record of the synchronous call
+ * @err:	result for the waiter
+ *
+ * Like kdbus_sync_reply_wakeup() without the wake-up, which the caller
+ * does after dropping the locks (r->reply_dst->wait), so that the waiter
+ * does not wake into a lock still held.
+ *
+ * Context: r->reply_dst->lock must be held.
+ * Return: true if the record was waiting and now has its result.
+ */
+bool kdbus_sync_reply_complete(struct kdbus_reply *r, int err)
+{
 	lockdep_assert_held(&r->reply_dst->lock);
 
 	if (!r->sync || !r->waiting)
-		return;
+		return false;
 
 	r->err = err;
 	r->waiting = false;
-	wake_up_interruptible(&r->reply_dst->wait);
+	return true;
 }
 
 /**

@@ -67,6 +67,7 @@ void kdbus_reply_schedule_scan(struct kdbus_conn *conn, u64 deadline_ns);
 void kdbus_reply_link(struct kdbus_reply *r);
 void kdbus_reply_unlink(struct kdbus_reply *r);
 void kdbus_sync_reply_wakeup(struct kdbus_reply *r, int err);
+bool kdbus_sync_reply_complete(struct kdbus_reply *r, int err);
 struct kdbus_reply *kdbus_reply_find(struct kdbus_conn *replying,
 				     struct kdbus_conn *reply_dst,
 				     u64 cookie);
