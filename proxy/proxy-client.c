@@ -352,6 +352,14 @@ int proxy_client_driver_signal(struct proxy_client *c, const char *member, const
         return r;
 }
 
+static bool is_driver_dest(struct kdbus_message *m)
+{
+        const char *dest = kdbus_message_get_destination(m);
+
+        return dest ? strcmp(dest, KDBUS_DRIVER_NAME) == 0
+                    : kdbus_message_get_type(m) == KDBUS_MESSAGE_METHOD_CALL;
+}
+
 /* ------------------------------------------------------------------ */
 /* policy glue */
 
@@ -400,6 +408,14 @@ bool proxy_may_send(struct proxy_client *c, struct kdbus_message *m)
                 return true;
         policy_message(m, &pm);
         memset(&md, 0, sizeof(md));
+        if (is_driver_dest(m)) {
+                static const char *const driver[] = { KDBUS_DRIVER_NAME, NULL };
+
+                ok = proxy_policy_may_send(c->proxy->policy, &peer, driver, &pm);
+                if (!ok)
+                        log_denial(c, "send to", m, KDBUS_DRIVER_NAME);
+                return ok;
+        }
         if (dest && kdbus_bus_get_conn_info(c->bus, dest, KDBUS_ATTACH_NAMES, &md) >= 0) {
                 names = calloc(md.n_names + 3, sizeof(*names));
                 if (names) {
@@ -605,13 +621,6 @@ static int hello(struct proxy_client *c, struct kdbus_message *m)
 /* ------------------------------------------------------------------ */
 /* the client side */
 
-static bool is_driver_dest(struct kdbus_message *m)
-{
-        const char *dest = kdbus_message_get_destination(m);
-
-        return dest ? strcmp(dest, KDBUS_DRIVER_NAME) == 0
-                    : kdbus_message_get_type(m) == KDBUS_MESSAGE_METHOD_CALL;
-}
 
 static int handle_message(struct proxy_client *c, struct kdbus_message *m)
 {
@@ -651,7 +660,36 @@ static int handle_message(struct proxy_client *c, struct kdbus_message *m)
                         return proxy_client_reply_error(c, m, "org.freedesktop.DBus.Error.Failed", err);
                 return proxy_client_reply(c, m, "");
         }
-        if (!is_driver_dest(m) && !proxy_may_send(c, m)) {
+#ifdef PROXY_HAVE_POLICY
+        if (type == KDBUS_MESSAGE_METHOD_CALL && is_driver_dest(m) && member &&
+            strcmp(member, "RequestName") == 0 && c->proxy->policy &&
+            !strcmp(kdbus_message_get_signature(m), "su")) {
+                struct proxy_policy_peer peer = {
+                        .uid = c->uid, .gid = c->gid, .groups = c->groups,
+                        .n_groups = c->n_groups,
+                };
+                const char *name = NULL;
+
+                kdbus_message_rewind(m);
+                if (kdbus_message_read_basic(m, 's', &name) > 0 && name[0] != ':' &&
+                    strcmp(name, KDBUS_DRIVER_NAME) != 0 &&
+                    !proxy_policy_may_own(c->proxy->policy, &peer, name)) {
+                        char text[512];
+
+                        r = kdbus_message_set_sender(m, kdbus_bus_get_unique_name(c->bus));
+                        if (r < 0)
+                                return r;
+                        snprintf(text, sizeof(text),
+                                 "Connection \"%s\" is not allowed to own the service \"%s\" due to security policies in the configuration file",
+                                 kdbus_bus_get_unique_name(c->bus), name);
+                        fprintf(stderr, "kdbus-proxy: policy: %s\n", text);
+                        return proxy_client_reply_error(c, m, "org.freedesktop.DBus.Error.AccessDenied",
+                                                        text);
+                }
+                kdbus_message_rewind(m);
+        }
+#endif
+        if (!proxy_may_send(c, m)) {
                 r = kdbus_message_set_sender(m, kdbus_bus_get_unique_name(c->bus));
                 if (r >= 0 && type == KDBUS_MESSAGE_METHOD_CALL) {
                         char text[512];
@@ -663,7 +701,8 @@ static int handle_message(struct proxy_client *c, struct kdbus_message *m)
                                  (size_t)1, kdbus_bus_get_unique_name(c->bus),
                                  (unsigned int)c->uid, (int)c->pid, iface ? iface : "(unset)",
                                  member ? member : "(unset)",
-                                 kdbus_message_get_destination(m));
+                                 kdbus_message_get_destination(m) ?
+                                 kdbus_message_get_destination(m) : KDBUS_DRIVER_NAME);
                         proxy_client_reply_error(c, m, "org.freedesktop.DBus.Error.AccessDenied",
                                                  text);
                 }
