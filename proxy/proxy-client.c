@@ -611,8 +611,17 @@ static int hello(struct proxy_client *c, struct kdbus_message *m)
                 return r;
         unique = kdbus_bus_get_unique_name(bus);
         r = kdbus_message_set_sender(m, unique);
-        if (r >= 0)
-                r = proxy_client_reply(c, m, "s", unique);
+        if (r >= 0) {
+                /* Hello is answered even with NO_REPLY_EXPECTED (dbus-daemon) */
+                struct kdbus_message *reply = NULL;
+
+                r = kdbus_message_new_method_return(&reply, m);
+                if (r >= 0)
+                        r = kdbus_message_append(reply, "s", unique);
+                if (r >= 0)
+                        r = queue_driver_message(c, reply);
+                kdbus_message_unref(reply);
+        }
         if (r >= 0)
                 r = proxy_client_driver_signal(c, "NameAcquired", "s", unique);
         return r;
