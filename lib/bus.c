@@ -996,6 +996,12 @@ void kdbus_bus_get_bloom(const struct kdbus_bus *bus, uint64_t *size, uint64_t *
         *n_hash = bus->bloom_n_hash;
 }
 
+size_t kdbus_bus_get_owned_names(const struct kdbus_bus *bus, const char *const **names)
+{
+        *names = (const char *const *)bus->names;
+        return bus->n_names;
+}
+
 uint64_t kdbus_bus_get_n_invalid(const struct kdbus_bus *bus)
 {
         return bus->n_invalid;

@@ -148,6 +148,8 @@ void kdbus_bus_get_bloom(const struct kdbus_bus *bus, uint64_t *size, uint64_t *
 uint64_t kdbus_bus_get_n_invalid(const struct kdbus_bus *bus);
 uint64_t kdbus_bus_get_n_dropped(const struct kdbus_bus *bus);
 int kdbus_bus_set_default_timeout(struct kdbus_bus *bus, uint64_t usec);
+/* the well-known names owned as primary owner (from the name notifications) */
+size_t kdbus_bus_get_owned_names(const struct kdbus_bus *bus, const char *const **names);
 
 /* --- event loop --- */
 

@@ -92,7 +92,15 @@ int proxy_monitor_become(struct proxy_client *c, struct kdbus_message *call)
                 kdbus_bus_unref(mon);
                 return r;
         }
-        r = proxy_client_driver_signal(c, "NameLost", "s", old_unique);
+        {
+                const char *const *names;
+                size_t n_names = kdbus_bus_get_owned_names(c->bus, &names);
+
+                for (size_t i = 0; i < n_names && r >= 0; i++)
+                        r = proxy_client_driver_signal(c, "NameLost", "s", names[i]);
+        }
+        if (r >= 0)
+                r = proxy_client_driver_signal(c, "NameLost", "s", old_unique);
         c->monitor = true;
         proxy_client_attach_bus(c, mon);
         fprintf(stderr, "kdbus-proxy: client %u (uid %u pid %d %s) became a monitor\n", c->id,
