@@ -701,8 +701,11 @@ static int handle_message(struct proxy_client *c, struct kdbus_message *m)
         if (!proxy_may_send(c, m)) {
                 r = kdbus_message_set_sender(m, kdbus_bus_get_unique_name(c->bus));
                 if (r >= 0 && type == KDBUS_MESSAGE_METHOD_CALL) {
-                        char text[512];
+                        char text[1024];
 
+                        /* the header was rewritten: fetch the strings again */
+                        iface = kdbus_message_get_interface(m);
+                        member = kdbus_message_get_member(m);
                         snprintf(text, sizeof(text),
                                  "Rejected send message, %zu matched rules; type=\"method_call\", "
                                  "sender=\"%s\" (uid=%u pid=%d) interface=\"%s\" member=\"%s\" "
