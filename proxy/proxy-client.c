@@ -683,14 +683,15 @@ static int handle_message(struct proxy_client *c, struct kdbus_message *m)
                 if (kdbus_message_read_basic(m, 's', &name) > 0 && name[0] != ':' &&
                     strcmp(name, KDBUS_DRIVER_NAME) != 0 &&
                     !proxy_policy_may_own(c->proxy->policy, &peer, name)) {
-                        char text[512];
+                        char text[768];
 
-                        r = kdbus_message_set_sender(m, kdbus_bus_get_unique_name(c->bus));
-                        if (r < 0)
-                                return r;
                         snprintf(text, sizeof(text),
                                  "Connection \"%s\" is not allowed to own the service \"%s\" due to security policies in the configuration file",
                                  kdbus_bus_get_unique_name(c->bus), name);
+                        /* rewrites the message: @name is not used after this */
+                        r = kdbus_message_set_sender(m, kdbus_bus_get_unique_name(c->bus));
+                        if (r < 0)
+                                return r;
                         fprintf(stderr, "kdbus-proxy: policy: %s\n", text);
                         return proxy_client_reply_error(c, m, "org.freedesktop.DBus.Error.AccessDenied",
                                                         text);
