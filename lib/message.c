@@ -867,6 +867,19 @@ int kdbus_message_attach_fds(struct kdbus_message *m, int *fds, size_t n_fds)
         return 0;
 }
 
+int kdbus_message_set_serial(struct kdbus_message *m, uint32_t serial)
+{
+        if (!m->sealed || !m->data || m->size < KDBUS_MESSAGE_HEADER_SIZE)
+                return -EPERM;
+        if (serial == 0)
+                return -EINVAL;
+        for (int i = 0; i < 4; i++)
+                m->data[8 + i] = m->endian == 'l' ? (uint8_t)(serial >> (8 * i))
+                                                  : (uint8_t)(serial >> (8 * (3 - i)));
+        m->serial = serial;
+        return 0;
+}
+
 size_t kdbus_message_get_fds(const struct kdbus_message *m, const int **fds)
 {
         *fds = m->fds;

@@ -499,6 +499,17 @@ void proxy_client_forward(struct kdbus_bus *bus, struct kdbus_message *m, void *
         if (c->dead)
                 return;
         kdbus_message_steal_fds(m, &fds, &n_fds);
+        {
+                const char *sender = kdbus_message_get_sender(m);
+
+                /* libkdbus's driver messages: numbered by the client's driver counter */
+                if (!c->monitor && kdbus_message_get_serial(m) == KDBUS_LOCAL_SERIAL && sender &&
+                    strcmp(sender, KDBUS_DRIVER_NAME) == 0) {
+                        if (++c->driver_serial == 0 || c->driver_serial == KDBUS_LOCAL_SERIAL)
+                                c->driver_serial = 1;
+                        kdbus_message_set_serial(m, c->driver_serial);
+                }
+        }
         if (!c->monitor && !proxy_may_receive(c, m)) {
                 uint8_t type = kdbus_message_get_type(m);
 
