@@ -503,7 +503,7 @@ void proxy_client_forward(struct kdbus_bus *bus, struct kdbus_message *m, void *
                 const char *sender = kdbus_message_get_sender(m);
 
                 /* libkdbus's driver messages: numbered by the client's driver counter */
-                if (!c->monitor && kdbus_message_get_serial(m) == KDBUS_LOCAL_SERIAL && sender &&
+                if (kdbus_message_get_serial(m) == KDBUS_LOCAL_SERIAL && sender &&
                     strcmp(sender, KDBUS_DRIVER_NAME) == 0) {
                         if (++c->driver_serial == 0 || c->driver_serial == KDBUS_LOCAL_SERIAL)
                                 c->driver_serial = 1;
