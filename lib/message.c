@@ -547,6 +547,13 @@ static int message_set_name(struct kdbus_message *m, uint8_t code, const char *n
                 return -EINVAL;
         if (!m->sealed)
                 return field_set_string(&m->fields, code, name);
+        {
+                const char *have = m->fields.strings[code];
+
+                /* unchanged: the bytes stay where they are (others may point at them) */
+                if (!have == !name && (!name || strcmp(have, name) == 0))
+                        return 0;
+        }
 
         r = fields_copy(&next, &m->fields);
         if (r < 0)

@@ -296,6 +296,8 @@ static int queue_driver_message(struct proxy_client *c, struct kdbus_message *m)
                 r = kdbus_message_seal(m, c->driver_serial, KDBUS_DRIVER_NAME);
         if (r >= 0)
                 r = proxy_client_queue(c, m, NULL, 0);
+        if (r >= 0 && !c->monitor)
+                proxy_monitors_copy(c->proxy, m);
         return r;
 }
 
@@ -509,6 +511,9 @@ void proxy_client_forward(struct kdbus_bus *bus, struct kdbus_message *m, void *
                                 c->driver_serial = 1;
                         kdbus_message_set_serial(m, c->driver_serial);
                 }
+                if (!c->monitor && sender && strcmp(sender, KDBUS_DRIVER_NAME) == 0 &&
+                    kdbus_message_get_destination(m))
+                        proxy_monitors_copy(c->proxy, m);
         }
         if (!c->monitor && !proxy_may_receive(c, m)) {
                 uint8_t type = kdbus_message_get_type(m);
@@ -622,6 +627,8 @@ static int hello(struct proxy_client *c, struct kdbus_message *m)
                 return r;
         unique = kdbus_bus_get_unique_name(bus);
         r = kdbus_message_set_sender(m, unique);
+        if (r >= 0)
+                proxy_monitors_copy(c->proxy, m);
         if (r >= 0) {
                 /* Hello is answered even with NO_REPLY_EXPECTED (dbus-daemon) */
                 struct kdbus_message *reply = NULL;
@@ -731,6 +738,13 @@ static int handle_message(struct proxy_client *c, struct kdbus_message *m)
                                                  text);
                 }
                 return 0;
+        }
+        if (is_driver_dest(m) && type == KDBUS_MESSAGE_METHOD_CALL) {
+                /* SENDER first, so that the copy carries it */
+                r = kdbus_message_set_sender(m, kdbus_bus_get_unique_name(c->bus));
+                if (r < 0)
+                        return r;
+                proxy_monitors_copy(c->proxy, m);
         }
         r = kdbus_bus_forward_send(c->bus, m);
         if (r == -ECONNRESET || r == -ENOTCONN)

@@ -102,8 +102,24 @@ int proxy_monitor_become(struct proxy_client *c, struct kdbus_message *call)
         if (r >= 0)
                 r = proxy_client_driver_signal(c, "NameLost", "s", old_unique);
         c->monitor = true;
+        c->monitor_all = n == 0;
         proxy_client_attach_bus(c, mon);
         fprintf(stderr, "kdbus-proxy: client %u (uid %u pid %d %s) became a monitor\n", c->id,
                 (unsigned int)c->uid, (int)c->pid, old_unique);
         return r < 0 ? r : 0;
+}
+
+/*
+ * Calls to the driver, its replies and its unicast signals never reach the
+ * kernel, so kdbus monitors cannot see them: the proxy copies those of its
+ * own clients to its monitors without rules (dbus-monitor shows Hello,
+ * AddMatch and their replies as on dbus-daemon).
+ */
+void proxy_monitors_copy(struct proxy *p, struct kdbus_message *m)
+{
+        if (kdbus_message_get_unix_fds(m) || !kdbus_message_is_sealed(m))
+                return;
+        for (struct proxy_client *c = p->clients; c; c = c->next)
+                if (c->monitor && c->monitor_all && !c->dead)
+                        proxy_client_queue(c, m, NULL, 0);
 }

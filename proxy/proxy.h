@@ -72,6 +72,7 @@ struct proxy_client {
         struct kdbus_bus *bus;
         bool authenticated;
         bool monitor;
+        bool monitor_all;               /* a monitor without rules: sees driver traffic too */
         bool dead;
         bool bus_blocked;               /* EPOLLIN of the kdbus fd removed */
         uint32_t sock_events;
@@ -123,6 +124,8 @@ void proxy_client_tick(struct proxy_client *c, uint64_t now);
 void proxy_client_free(struct proxy_client *c);
 void proxy_client_disconnect(struct proxy_client *c, const char *why);
 int proxy_client_queue(struct proxy_client *c, struct kdbus_message *m, int *fds, size_t n_fds);
+/* a copy of the driver traffic of a client for the monitors that watch everything */
+void proxy_monitors_copy(struct proxy *p, struct kdbus_message *m);
 int proxy_client_reply(struct proxy_client *c, struct kdbus_message *call, const char *types, ...);
 int proxy_client_reply_error(struct proxy_client *c, struct kdbus_message *call, const char *name,
                              const char *text);
