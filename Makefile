@@ -16,7 +16,7 @@
 #   make checkpatch      checkpatch.pl --strict on kernel/ and the uapi header
 #   make sparse          sparse (C=2) over the module, fails on warnings
 #   make deps            apt-get what is missing
-#   make install         install libkdbus, kdbusctl and the man pages under
+#   make install         install libkdbus, kdbusctl, kdbus-proxy and the man pages under
 #                        $(DESTDIR)$(PREFIX) (PREFIX defaults to /usr/local)
 #   make dkms-install    install the module through DKMS (real machines only)
 #   make clean

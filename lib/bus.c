@@ -2,8 +2,9 @@
 /*
  * libkdbus bus connections: HELLO and the pool, the payload convention of
  * libkdbus(3) on send and receive, calls, replies, signals, matches,
- * names, notification translation, a local org.freedesktop.DBus driver and
- * the event-loop hooks of libkdbus(3).
+ * names, notification translation, forwarding for kdbus-proxy and the
+ * event-loop hooks of libkdbus(3). The local org.freedesktop.DBus driver
+ * is driver.c; bus-internal.h has what both share.
  *
  * Pool discipline: every offset the kernel hands out (HELLO, RECV, sync
  * replies, CONN_INFO, BUS_CREATOR_INFO, LIST) is released with FREE
@@ -32,83 +33,8 @@
 #include "marshal.h"
 #include "match-rule.h"
 
-#define ALIGN8(x)               (((x) + 7) & ~(uint64_t)7)
-#define ITEM_HEADER_SIZE        16
-#define MAX_PAYLOAD_VEC         0x200000ULL     /* KDBUS_MSG_MAX_PAYLOAD_VEC_SIZE */
-#define MAX_FDS                 16              /* KDBUS_CONN_MAX_FDS_PER_USER */
-#define MAX_PARTS               64              /* payload items accepted on receive */
-#define ITEM_NEXT(i)            ((struct kdbus_item *)((uint8_t *)(i) + ALIGN8((i)->size)))
 
-enum slot_type {
-        SLOT_CALL,
-        SLOT_MATCH,
-        SLOT_OBJECT,
-        SLOT_FILTER,
-};
-
-struct kdbus_slot {
-        struct kdbus_bus *bus;
-        enum slot_type type;
-        kdbus_message_handler_t handler;
-        void *userdata;
-        bool floating;
-        bool dead;
-        bool driver_match;              /* added through the driver's AddMatch */
-        struct kdbus_slot *next;
-        /* SLOT_CALL */
-        uint32_t serial;
-        struct kdbus_message *call;
-        /* SLOT_MATCH */
-        struct kdbus_match_rule *rule;
-        uint64_t cookie;
-        bool kernel_entries;
-        /* SLOT_OBJECT */
-        char *path;
-};
-
-struct local_item {
-        struct kdbus_message *m;
-        bool from_driver;
-        struct local_item *next;
-};
-
-struct kdbus_bus {
-        unsigned int n_ref;
-        int fd;
-        uint8_t *pool;
-        uint64_t pool_size;
-        bool started;
-
-        /* settings */
-        char *path;
-        char *description;
-        uint64_t pool_size_req;
-        bool accept_fd;
-        bool monitor;
-        bool name_signals;
-        uint64_t attach_recv;
-        uint64_t timeout_usec;
-
-        /* from HELLO */
-        uint64_t id;
-        char unique[32];
-        uint8_t id128[16];
-        uint64_t bus_flags;
-        uint64_t bloom_size;
-        uint64_t bloom_n_hash;
-
-        uint32_t serial;
-        uint64_t match_cookie;
-        struct kdbus_slot *slots;
-        struct kdbus_slot *graveyard;
-        unsigned int dispatch_depth;
-        struct local_item *local_head, *local_tail;
-        char **names;                   /* primary names we know we own */
-        size_t n_names;
-        const struct kdbus_metadata *current_md;
-        uint64_t n_invalid;
-        uint64_t n_dropped;
-};
+#include "bus-internal.h"
 
 /* a message or notification taken from the pool */
 struct incoming {
@@ -300,7 +226,7 @@ void kdbus_strv_free(char **strv)
         free(strv);
 }
 
-static int strv_push(char ***strv, size_t *n, const char *s)
+int bus_strv_push(char ***strv, size_t *n, const char *s)
 {
         char **v = realloc(*strv, (*n + 2) * sizeof(*v));
 
@@ -314,7 +240,7 @@ static int strv_push(char ***strv, size_t *n, const char *s)
         return 0;
 }
 
-static void strv_remove(char **strv, size_t *n, const char *s)
+void bus_strv_remove(char **strv, size_t *n, const char *s)
 {
         for (size_t i = 0; i < *n; i++) {
                 if (strcmp(strv[i], s) == 0) {
@@ -326,7 +252,7 @@ static void strv_remove(char **strv, size_t *n, const char *s)
         }
 }
 
-static bool strv_contains(char *const *strv, size_t n, const char *s)
+bool bus_strv_contains(char *const *strv, size_t n, const char *s)
 {
         for (size_t i = 0; i < n; i++)
                 if (strcmp(strv[i], s) == 0)
@@ -482,7 +408,7 @@ static int metadata_add_item(struct kdbus_metadata *md, const struct kdbus_item 
 
                         if (!s)
                                 return -ENOMEM;
-                        r = strv_push(&md->names, &md->n_names, s);
+                        r = bus_strv_push(&md->names, &md->n_names, s);
                         free(s);
                         return r;
                 }
@@ -712,6 +638,64 @@ int kdbus_bus_set_default_timeout(struct kdbus_bus *bus, uint64_t usec)
 /* cookie reserved for the NameAcquired/NameLost subscriptions */
 #define NAME_SIGNALS_COOKIE     0
 
+/**
+ * kdbus_bus_set_faked_identity() - credentials HELLO claims for the peer
+ * @bus:        not yet started connection
+ * @uid:        uid, euid, suid and fsuid
+ * @gid:        gid, egid, sgid and fsgid
+ * @pid:        pid (tid and ppid stay unset)
+ * @seclabel:   security label or NULL
+ *
+ * For a proxy serving a client: HELLO carries KDBUS_ITEM_CREDS, _PIDS and
+ * _SECLABEL, which the kernel accepts from an owner of the bus only.
+ *
+ * Return: 0, -EBUSY when started, -ENOMEM.
+ */
+int kdbus_bus_set_faked_identity(struct kdbus_bus *bus, uint32_t uid, uint32_t gid, uint32_t pid,
+                                 const char *seclabel)
+{
+        char *label = NULL;
+
+        if (bus->started)
+                return -EBUSY;
+        if (seclabel && (strlen(seclabel) == 0 || strlen(seclabel) >= 4096))
+                seclabel = NULL;
+        if (seclabel) {
+                label = strdup(seclabel);
+                if (!label)
+                        return -ENOMEM;
+        }
+        free(bus->fake_seclabel);
+        bus->fake_seclabel = label;
+        bus->fake_uid = uid;
+        bus->fake_gid = gid;
+        bus->fake_pid = pid;
+        bus->faked = true;
+        return 0;
+}
+
+/**
+ * kdbus_bus_set_forward() - hand every message for the peer to @handler
+ * @bus:        connection
+ * @handler:    receives unicasts, replies (also the local driver's), and
+ *              broadcasts that one of the connection's match rules selects;
+ *              NULL ends forwarding
+ * @userdata:   for @handler
+ *
+ * In forwarding mode no handler, object or pending call of the connection is
+ * used: the connection stands for a remote D-Bus client (kdbus-proxy).
+ * Reply notifications of the kernel become NoReply errors; name changes
+ * become NameOwnerChanged (through the rules) and NameAcquired/NameLost.
+ *
+ * Return: 0.
+ */
+int kdbus_bus_set_forward(struct kdbus_bus *bus, kdbus_forward_handler_t handler, void *userdata)
+{
+        bus->forward = handler;
+        bus->forward_userdata = userdata;
+        return 0;
+}
+
 static int match_add_raw(struct kdbus_bus *bus, struct kdbus_cmd_match *cmd)
 {
         if (ioctl(bus->fd, KDBUS_CMD_MATCH_ADD, cmd) < 0)
@@ -758,7 +742,9 @@ static int install_name_subscriptions(struct kdbus_bus *bus)
  */
 int kdbus_bus_start(struct kdbus_bus *bus)
 {
-        _Alignas(8) uint8_t buf[sizeof(struct kdbus_cmd_hello) + ITEM_HEADER_SIZE + 64 + 8];
+        _Alignas(8) uint8_t buf[sizeof(struct kdbus_cmd_hello) + ITEM_HEADER_SIZE + 64 + 8 +
+                                3 * ITEM_HEADER_SIZE + sizeof(struct kdbus_creds) +
+                                sizeof(struct kdbus_pids) + 4096 + 8];
         struct kdbus_cmd_hello *hello = (void *)buf;
         const struct kdbus_item *item;
         char desc[64];
@@ -783,8 +769,27 @@ int kdbus_bus_start(struct kdbus_bus *bus)
         hello->attach_flags_send = _KDBUS_ATTACH_ANY;
         hello->attach_flags_recv = bus->attach_recv | (bus->monitor ? KDBUS_ATTACH_TIMESTAMP : 0);
         hello->pool_size = bus->pool_size_req;
-        item_put(hello->items, KDBUS_ITEM_CONN_DESCRIPTION, desc, strlen(desc) + 1);
-        hello->size = sizeof(*hello) + ALIGN8(ITEM_HEADER_SIZE + strlen(desc) + 1);
+        {
+                struct kdbus_item *it;
+
+                it = item_put(hello->items, KDBUS_ITEM_CONN_DESCRIPTION, desc, strlen(desc) + 1);
+                if (bus->faked) {
+                        struct kdbus_creds creds = {
+                                .uid = bus->fake_uid, .euid = bus->fake_uid,
+                                .suid = bus->fake_uid, .fsuid = bus->fake_uid,
+                                .gid = bus->fake_gid, .egid = bus->fake_gid,
+                                .sgid = bus->fake_gid, .fsgid = bus->fake_gid,
+                        };
+                        struct kdbus_pids pids = { .pid = bus->fake_pid };
+
+                        it = item_put(it, KDBUS_ITEM_CREDS, &creds, sizeof(creds));
+                        it = item_put(it, KDBUS_ITEM_PIDS, &pids, sizeof(pids));
+                        if (bus->fake_seclabel)
+                                it = item_put(it, KDBUS_ITEM_SECLABEL, bus->fake_seclabel,
+                                              strlen(bus->fake_seclabel) + 1);
+                }
+                hello->size = (uint8_t *)it - buf;
+        }
 
         if (ioctl(bus->fd, KDBUS_CMD_HELLO, hello) < 0) {
                 r = errno == ENOTTY ? -ESOCKTNOSUPPORT : -errno;
@@ -943,6 +948,7 @@ struct kdbus_bus *kdbus_bus_unref(struct kdbus_bus *bus)
         free(bus->names);
         free(bus->path);
         free(bus->description);
+        free(bus->fake_seclabel);
         free(bus);
         return NULL;
 }
@@ -988,6 +994,12 @@ void kdbus_bus_get_bloom(const struct kdbus_bus *bus, uint64_t *size, uint64_t *
 {
         *size = bus->bloom_size;
         *n_hash = bus->bloom_n_hash;
+}
+
+size_t kdbus_bus_get_owned_names(const struct kdbus_bus *bus, const char *const **names)
+{
+        *names = (const char *const *)bus->names;
+        return bus->n_names;
 }
 
 uint64_t kdbus_bus_get_n_invalid(const struct kdbus_bus *bus)
@@ -1092,6 +1104,16 @@ static int message_fds(struct kdbus_message *m, int **ret, size_t *n_ret)
         fds = calloc(n, sizeof(*fds));
         if (!fds)
                 return -ENOMEM;
+        {
+                const int *attached;
+
+                if (kdbus_message_get_fds(m, &attached) == n) {
+                        memcpy(fds, attached, n * sizeof(*fds));
+                        *ret = fds;
+                        *n_ret = n;
+                        return 0;
+                }
+        }
         kdbus_message_rewind(m);
         r = collect_fds_walk(m, fds, &got, n);
         kdbus_message_rewind(m);
@@ -1381,8 +1403,6 @@ out:
         return r;
 }
 
-static int driver_call(struct kdbus_bus *bus, struct kdbus_message *call,
-                       struct kdbus_message **reply);
 
 static int local_enqueue(struct kdbus_bus *bus, struct kdbus_message *m, bool from_driver)
 {
@@ -1428,7 +1448,7 @@ int kdbus_bus_send(struct kdbus_bus *bus, struct kdbus_message *m, uint32_t *ser
         if (is_driver_call(m)) {
                 struct kdbus_message *reply = NULL;
 
-                r = driver_call(bus, m, &reply);
+                r = bus_driver_call(bus, m, &reply);
                 if (r >= 0 && reply &&
                     !(kdbus_message_get_flags(m) & KDBUS_MESSAGE_NO_REPLY_EXPECTED))
                         r = local_enqueue(bus, reply, true);
@@ -1444,6 +1464,95 @@ int kdbus_bus_send(struct kdbus_bus *bus, struct kdbus_message *m, uint32_t *ser
         r = bus_send_raw(bus, m, now_ns() + bus->timeout_usec * 1000ULL, false, NULL);
         if (r == -EBADSLT && (type == KDBUS_MESSAGE_METHOD_RETURN || type == KDBUS_MESSAGE_ERROR))
                 return 0;
+        return r;
+}
+
+static int bus_recv_one(struct kdbus_bus *bus);
+
+static int local_error_reply(struct kdbus_bus *bus, struct kdbus_message *call, const char *name,
+                             const char *text)
+{
+        struct kdbus_message *e = NULL;
+        int r;
+
+        r = kdbus_message_new_error(&e, call, name, text);
+        if (r >= 0)
+                r = kdbus_message_set_flags(e, KDBUS_MESSAGE_NO_REPLY_EXPECTED);
+        if (r >= 0)
+                r = kdbus_message_seal(e, KDBUS_LOCAL_SERIAL, KDBUS_DRIVER_NAME);
+        if (r >= 0)
+                r = local_enqueue(bus, e, true);
+        kdbus_message_unref(e);
+        return r;
+}
+
+/**
+ * kdbus_bus_forward_send() - send a message a proxied client wrote
+ * @bus:        started connection in forwarding mode
+ * @m:          sealed, validated message with its descriptors attached;
+ *              SENDER is set to the connection's unique name here
+ *
+ * Calls to the driver are answered locally; a failed send of a method call
+ * that expects a reply is answered with the D-Bus error of the failure
+ * (libkdbus(3)); both arrive through the forward handler.
+ *
+ * Return: 0, or the negative errno of a failed send that nobody is told
+ * about (signals, replies, NO_REPLY_EXPECTED calls), -ECONNRESET when the
+ * connection is gone.
+ */
+int kdbus_bus_forward_send(struct kdbus_bus *bus, struct kdbus_message *m)
+{
+        uint8_t type = kdbus_message_get_type(m);
+        bool expect = type == KDBUS_MESSAGE_METHOD_CALL &&
+                      !(kdbus_message_get_flags(m) & KDBUS_MESSAGE_NO_REPLY_EXPECTED);
+        const char *dest;
+        int r;
+
+        if (!bus->started)
+                return -ENOTCONN;
+        if (!kdbus_message_is_sealed(m))
+                return -EINVAL;
+        r = kdbus_message_set_sender(m, bus->unique);
+        if (r < 0)
+                return r;
+        if (is_driver_call(m)) {
+                struct kdbus_message *reply = NULL;
+
+                r = bus_driver_call(bus, m, &reply);
+                if (r >= 0 && reply && expect) {
+                        const char *member = kdbus_message_get_member(m);
+
+                        /*
+                         * dbus-daemon's order: the name signals the
+                         * request caused (the kernel queued them before
+                         * the ioctl returned), then the reply
+                         */
+                        if (strcmp(member, "RequestName") == 0 ||
+                            strcmp(member, "ReleaseName") == 0)
+                                while (bus_recv_one(bus) > 0)
+                                        ;
+                        r = local_enqueue(bus, reply, true);
+                }
+                kdbus_message_unref(reply);
+                return r < 0 ? r : 0;
+        }
+        dest = kdbus_message_get_destination(m);
+        if (dest && strcmp(dest, KDBUS_DRIVER_NAME) == 0)
+                return 0;
+        r = bus_send_raw(bus, m, now_ns() + bus->timeout_usec * 1000ULL, false, NULL);
+        if (r >= 0)
+                return 0;
+        if (r == -EBADSLT && (type == KDBUS_MESSAGE_METHOD_RETURN || type == KDBUS_MESSAGE_ERROR))
+                return 0;
+        if (expect) {
+                struct kdbus_error e = KDBUS_ERROR_NULL;
+                int q;
+
+                send_error(&e, r, dest);
+                q = local_error_reply(bus, m, e.name, e.message);
+                kdbus_error_free(&e);
+                return q < 0 ? q : 0;
+        }
         return r;
 }
 
@@ -1841,7 +1950,7 @@ static int call_handler(struct kdbus_slot *s, struct kdbus_message *m)
 }
 
 static void dispatch_matches(struct kdbus_bus *bus, struct kdbus_message *m, bool from_driver,
-                             const struct kdbus_metadata *md)
+                             const struct kdbus_metadata *md, bool *matched)
 {
         const char *dest = kdbus_message_get_destination(m);
         const char *own[2] = { NULL, NULL };
@@ -1874,8 +1983,13 @@ static void dispatch_matches(struct kdbus_bus *bus, struct kdbus_message *m, boo
         for (size_t i = 0; i < n; i++) {
                 if (v[i]->dead || !v[i]->rule)
                         continue;
-                if (kdbus_match_rule_matches(v[i]->rule, m, &ctx))
+                if (kdbus_match_rule_matches(v[i]->rule, m, &ctx)) {
+                        if (matched) {
+                                *matched = true;
+                                break;
+                        }
                         call_handler(v[i], m);
+                }
         }
         free(own_names);
         free(v);
@@ -1900,7 +2014,7 @@ static struct kdbus_slot *find_call(struct kdbus_bus *bus, uint32_t serial)
         return NULL;
 }
 
-static int read_machine_id(char out[33])
+int bus_read_machine_id(char out[33])
 {
         static const char *const files[] = { "/etc/machine-id", "/var/lib/dbus/machine-id" };
 
@@ -1941,7 +2055,7 @@ static void dispatch_method_call(struct kdbus_bus *bus, struct kdbus_message *m)
                     !strcmp(kdbus_message_get_signature(m), "")) {
                         char id[33];
 
-                        if (read_machine_id(id) < 0)
+                        if (bus_read_machine_id(id) < 0)
                                 kdbus_bus_reply_errno(bus, m, ENOENT);
                         else
                                 kdbus_bus_reply(bus, m, "s", id);
@@ -1981,16 +2095,56 @@ static void dispatch_method_call(struct kdbus_bus *bus, struct kdbus_message *m)
         }
 }
 
+/* forwarding mode: what a D-Bus client of a message bus would receive */
+static void forward_message(struct kdbus_bus *bus, struct kdbus_message *m, bool from_driver,
+                            const struct kdbus_metadata *md)
+{
+        uint8_t type = kdbus_message_get_type(m);
+        const char *dest = kdbus_message_get_destination(m);
+        bool deliver = false;
+
+        if (bus->monitor) {
+                bool any = false;
+
+                for (struct kdbus_slot *s = bus->slots; s; s = s->next)
+                        if (s->type == SLOT_MATCH && !s->dead && s->rule)
+                                any = true;
+                if (!any)
+                        deliver = true;
+                else
+                        dispatch_matches(bus, m, from_driver, md, &deliver);
+        } else if (type != KDBUS_MESSAGE_SIGNAL) {
+                deliver = true;
+        } else if (from_driver ? (dest && strcmp(dest, bus->unique) == 0)
+                               : (md && md->dst_id != KDBUS_DST_ID_BROADCAST)) {
+                deliver = true;
+        } else {
+                dispatch_matches(bus, m, from_driver, md, &deliver);
+        }
+        if (!deliver)
+                return;
+        kdbus_message_rewind(m);
+        bus->current_md = md;
+        bus->forward(bus, m, bus->forward_userdata);
+        bus->current_md = NULL;
+}
+
 static void dispatch_message(struct kdbus_bus *bus, struct kdbus_message *m, bool from_driver,
                              const struct kdbus_metadata *md)
 {
         uint8_t type = kdbus_message_get_type(m);
 
+        if (bus->forward) {
+                bus->dispatch_depth++;
+                forward_message(bus, m, from_driver, md);
+                bus_dispatch_end(bus);
+                return;
+        }
         bus->dispatch_depth++;
         bus->current_md = md;
         dispatch_filters(bus, m);
         if (bus->monitor) {
-                dispatch_matches(bus, m, from_driver, md);
+                dispatch_matches(bus, m, from_driver, md, NULL);
                 goto out;
         }
         switch (type) {
@@ -2010,7 +2164,7 @@ static void dispatch_message(struct kdbus_bus *bus, struct kdbus_message *m, boo
                 break;
         }
         case KDBUS_MESSAGE_SIGNAL:
-                dispatch_matches(bus, m, from_driver, md);
+                dispatch_matches(bus, m, from_driver, md, NULL);
                 break;
         case KDBUS_MESSAGE_METHOD_CALL:
                 dispatch_method_call(bus, m);
@@ -2091,6 +2245,22 @@ static int handle_notification(struct kdbus_bus *bus, struct incoming *in)
                 if (in->cookie_reply > UINT32_MAX)
                         return 0;
                 s = find_call(bus, (uint32_t)in->cookie_reply);
+                if (!s && bus->forward && in->cookie_reply) {
+                        struct kdbus_message *call = NULL;
+
+                        /* a call the proxied client made: a stand-in to answer */
+                        r = kdbus_message_new_method_call(&call, NULL, "/", NULL, "Call");
+                        if (r >= 0)
+                                r = kdbus_message_seal(call, (uint32_t)in->cookie_reply,
+                                                       bus->unique);
+                        if (r >= 0)
+                                r = local_error_reply(bus, call, "org.freedesktop.DBus.Error.NoReply",
+                                                      in->notify_type == KDBUS_ITEM_REPLY_TIMEOUT ?
+                                                      "Did not receive a reply. Possible causes include: the remote application did not send a reply, the message bus security policy blocked the reply, the reply timeout expired, or the network connection was broken." :
+                                                      "Message recipient disconnected from message bus without replying");
+                        kdbus_message_unref(call);
+                        return r;
+                }
                 if (!s || !s->call)
                         return 0;       /* duplicates and late ones are ignored */
                 return synth_reply_error(bus, s, "org.freedesktop.DBus.Error.NoReply",
@@ -2130,7 +2300,7 @@ static int handle_notification(struct kdbus_bus *bus, struct incoming *in)
 
         /* NameLost, NameOwnerChanged, NameAcquired: dbus-daemon's order */
         if (in->name && strcmp(old_owner, bus->unique) == 0) {
-                strv_remove(bus->names, &bus->n_names, in->name);
+                bus_strv_remove(bus->names, &bus->n_names, in->name);
                 if (bus->name_signals) {
                         r = driver_signal(&m, "NameLost", bus->unique, "s", in->name);
                         if (r >= 0)
@@ -2146,8 +2316,8 @@ static int handle_notification(struct kdbus_bus *bus, struct incoming *in)
                 m = kdbus_message_unref(m);
         }
         if (r >= 0 && in->name && strcmp(new_owner, bus->unique) == 0) {
-                if (!strv_contains(bus->names, bus->n_names, in->name))
-                        strv_push(&bus->names, &bus->n_names, in->name);
+                if (!bus_strv_contains(bus->names, bus->n_names, in->name))
+                        bus_strv_push(&bus->names, &bus->n_names, in->name);
                 if (bus->name_signals) {
                         r = driver_signal(&m, "NameAcquired", bus->unique, "s", in->name);
                         if (r >= 0)
@@ -2318,7 +2488,7 @@ int kdbus_bus_call(struct kdbus_bus *bus, struct kdbus_message *m, uint64_t time
                 return kdbus_error_set_errno(error, r);
 
         if (is_driver_call(m)) {
-                r = driver_call(bus, m, &answer);
+                r = bus_driver_call(bus, m, &answer);
                 if (r < 0)
                         return kdbus_error_set_errno(error, r);
         } else {
@@ -2435,7 +2605,7 @@ int kdbus_bus_call_async(struct kdbus_bus *bus, struct kdbus_slot **slot,
         if (is_driver_call(m)) {
                 struct kdbus_message *reply = NULL;
 
-                r = driver_call(bus, m, &reply);
+                r = bus_driver_call(bus, m, &reply);
                 if (r >= 0)
                         r = local_enqueue(bus, reply, true);
                 kdbus_message_unref(reply);
@@ -2582,7 +2752,7 @@ static int match_install(struct kdbus_bus *bus, struct kdbus_slot *s)
         return r < 0 ? r : 0;
 }
 
-static int add_match_rule(struct kdbus_bus *bus, struct kdbus_slot **slot,
+int bus_add_match_rule(struct kdbus_bus *bus, struct kdbus_slot **slot,
                           struct kdbus_match_rule *rule, kdbus_message_handler_t handler,
                           void *userdata, bool driver_match)
 {
@@ -2628,7 +2798,7 @@ int kdbus_bus_add_match(struct kdbus_bus *bus, struct kdbus_slot **slot, const c
         r = kdbus_match_rule_parse(&parsed, rule, true);
         if (r < 0)
                 return r;
-        return add_match_rule(bus, slot, parsed, handler, userdata, false);
+        return bus_add_match_rule(bus, slot, parsed, handler, userdata, false);
 }
 
 int kdbus_bus_add_object(struct kdbus_bus *bus, struct kdbus_slot **slot, const char *path,
@@ -2728,8 +2898,8 @@ int kdbus_bus_request_name(struct kdbus_bus *bus, const char *name, uint64_t fla
         if (ret_flags & KDBUS_NAME_IN_QUEUE)
                 return KDBUS_REQUEST_NAME_IN_QUEUE;
         if (ret_flags & KDBUS_NAME_PRIMARY) {
-                if (!strv_contains(bus->names, bus->n_names, name)) {
-                        r = strv_push(&bus->names, &bus->n_names, name);
+                if (!bus_strv_contains(bus->names, bus->n_names, name)) {
+                        r = bus_strv_push(&bus->names, &bus->n_names, name);
                         if (r < 0)
                                 return r;
                 }
@@ -2755,7 +2925,7 @@ int kdbus_bus_release_name(struct kdbus_bus *bus, const char *name)
                 return KDBUS_RELEASE_NAME_NOT_OWNER;
         if (r < 0)
                 return r;
-        strv_remove(bus->names, &bus->n_names, name);
+        bus_strv_remove(bus->names, &bus->n_names, name);
         return KDBUS_RELEASE_NAME_RELEASED;
 }
 
@@ -2845,18 +3015,18 @@ int kdbus_bus_list_names(struct kdbus_bus *bus, char ***ret)
         r = kdbus_bus_list(bus, KDBUS_LIST_UNIQUE | KDBUS_LIST_NAMES, &e, &n);
         if (r < 0)
                 return r;
-        r = strv_push(&names, &k, KDBUS_DRIVER_NAME);
+        r = bus_strv_push(&names, &k, KDBUS_DRIVER_NAME);
         for (size_t i = 0; r >= 0 && i < n; i++) {
                 char u[32];
 
                 if (e[i].conn_flags & (KDBUS_HELLO_ACTIVATOR | KDBUS_HELLO_POLICY_HOLDER))
                         continue;
                 snprintf(u, sizeof(u), ":1.%llu", (unsigned long long)e[i].id);
-                if (!strv_contains(names, k, u))
-                        r = strv_push(&names, &k, u);
+                if (!bus_strv_contains(names, k, u))
+                        r = bus_strv_push(&names, &k, u);
                 if (r >= 0 && e[i].name &&
                     !(e[i].name_flags & (KDBUS_NAME_ACTIVATOR | KDBUS_NAME_IN_QUEUE)))
-                        r = strv_push(&names, &k, e[i].name);
+                        r = bus_strv_push(&names, &k, e[i].name);
         }
         kdbus_name_entries_free(e, n);
         if (r < 0) {
@@ -2991,269 +3161,13 @@ int kdbus_bus_get_name_owner(struct kdbus_bus *bus, const char *name, char **own
         return *owner ? 0 : -ENOMEM;
 }
 
-/* ------------------------------------------------------------------ */
-/* the local org.freedesktop.DBus driver (libkdbus(3)) */
-
-static int driver_reply_error(struct kdbus_message *call, struct kdbus_message **reply,
-                              const char *name, const char *text)
-{
-        struct kdbus_message *m = NULL;
-        int r;
-
-        r = kdbus_message_new_error(&m, call, name, text);
-        if (r >= 0)
-                r = kdbus_message_set_flags(m, KDBUS_MESSAGE_NO_REPLY_EXPECTED);
-        if (r >= 0)
-                r = kdbus_message_seal(m, KDBUS_LOCAL_SERIAL, KDBUS_DRIVER_NAME);
-        if (r < 0) {
-                kdbus_message_unref(m);
-                return r;
-        }
-        *reply = m;
-        return 0;
-}
-
-static int driver_reply(struct kdbus_message *call, struct kdbus_message **reply,
-                        const char *types, ...)
-{
-        struct kdbus_message *m = NULL;
-        va_list ap;
-        int r;
-
-        r = kdbus_message_new_method_return(&m, call);
-        if (r < 0)
-                return r;
-        if (types && *types) {
-                va_start(ap, types);
-                r = kdbus_message_appendv(m, types, ap);
-                va_end(ap);
-        }
-        if (r >= 0)
-                r = kdbus_message_set_flags(m, KDBUS_MESSAGE_NO_REPLY_EXPECTED);
-        if (r >= 0)
-                r = kdbus_message_seal(m, KDBUS_LOCAL_SERIAL, KDBUS_DRIVER_NAME);
-        if (r < 0) {
-                kdbus_message_unref(m);
-                return r;
-        }
-        *reply = m;
-        return 0;
-}
-
-static int driver_reply_strv(struct kdbus_message *call, struct kdbus_message **reply,
-                             char *const *strv)
-{
-        int r;
-
-        r = kdbus_message_new_method_return(reply, call);
-        if (r >= 0)
-                r = kdbus_message_append_strv(*reply, strv);
-        if (r >= 0)
-                r = kdbus_message_set_flags(*reply, KDBUS_MESSAGE_NO_REPLY_EXPECTED);
-        if (r >= 0)
-                r = kdbus_message_seal(*reply, KDBUS_LOCAL_SERIAL, KDBUS_DRIVER_NAME);
-        if (r < 0)
-                *reply = kdbus_message_unref(*reply);
-        return r;
-}
-
-/*
- * "Resolve X" (libkdbus(3)) with CONN_INFO and @attach_flags: -ENXIO
- * when X has no owner in D-Bus terms (invalid, unknown, or held by an
- * activator, policy holder or monitor); @md is filled only on success.
- */
-static int driver_resolve(struct kdbus_bus *bus, const char *name, uint64_t attach_flags,
-                          struct kdbus_metadata *md)
-{
-        int r;
-
-        memset(md, 0, sizeof(*md));
-        if (name[0] == ':' ? !kdbus_unique_name_parse(name, NULL) : !kdbus_bus_name_valid(name))
-                return -ENXIO;
-        r = kdbus_bus_get_conn_info(bus, name, attach_flags, md);
-        if (r == -ESRCH || r == -ENXIO || r == -EINVAL)
-                return -ENXIO;
-        if (r < 0)
-                return r;
-        if (md->info_flags & (KDBUS_HELLO_ACTIVATOR | KDBUS_HELLO_POLICY_HOLDER |
-                              KDBUS_HELLO_MONITOR)) {
-                kdbus_metadata_free(md);
-                return -ENXIO;
-        }
-        return 0;
-}
-
-static int cmp_u64(const void *a, const void *b)
-{
-        uint64_t x = *(const uint64_t *)a, y = *(const uint64_t *)b;
-
-        return x < y ? -1 : x > y;
-}
-
-static int cmp_u32(const void *a, const void *b)
-{
-        uint32_t x = *(const uint32_t *)a, y = *(const uint32_t *)b;
-
-        return x < y ? -1 : x > y;
-}
-
-/*
- * ListQueuedOwners of a well-known name: the primary owner first, then the
- * queued connections by ascending ID (LIST does not reveal queue order).
- * Activator records are skipped. -ENXIO when there is no primary owner.
- */
-static int driver_queued_owners(struct kdbus_bus *bus, const char *name, char ***ret)
-{
-        struct kdbus_name_entry *e = NULL;
-        uint64_t *queued = NULL, primary = 0;
-        size_t n = 0, n_queued = 0, k = 0;
-        bool has_primary = false;
-        char **v = NULL, u[32];
-        int r;
-
-        r = kdbus_bus_list(bus, KDBUS_LIST_NAMES | KDBUS_LIST_QUEUED, &e, &n);
-        if (r < 0)
-                return r;
-        queued = calloc(n ? n : 1, sizeof(*queued));
-        if (!queued) {
-                r = -ENOMEM;
-                goto out;
-        }
-        for (size_t i = 0; i < n; i++) {
-                if (!e[i].name || strcmp(e[i].name, name) != 0 ||
-                    (e[i].conn_flags & KDBUS_HELLO_ACTIVATOR) ||
-                    (e[i].name_flags & KDBUS_NAME_ACTIVATOR))
-                        continue;
-                if (e[i].name_flags & KDBUS_NAME_IN_QUEUE) {
-                        queued[n_queued++] = e[i].id;
-                } else {
-                        primary = e[i].id;
-                        has_primary = true;
-                }
-        }
-        if (!has_primary) {
-                r = -ENXIO;
-                goto out;
-        }
-        qsort(queued, n_queued, sizeof(*queued), cmp_u64);
-        snprintf(u, sizeof(u), ":1.%llu", (unsigned long long)primary);
-        r = strv_push(&v, &k, u);
-        for (size_t i = 0; r >= 0 && i < n_queued; i++) {
-                snprintf(u, sizeof(u), ":1.%llu", (unsigned long long)queued[i]);
-                r = strv_push(&v, &k, u);
-        }
-out:
-        free(queued);
-        kdbus_name_entries_free(e, n);
-        if (r < 0) {
-                kdbus_strv_free(v);
-                return r;
-        }
-        *ret = v;
-        return 0;
-}
-
-/* ListActivatableNames: org.freedesktop.DBus and every activator's name */
-static int driver_activatable_names(struct kdbus_bus *bus, char ***ret)
-{
-        struct kdbus_name_entry *e = NULL;
-        char **v = NULL;
-        size_t n = 0, k = 0;
-        int r;
-
-        r = kdbus_bus_list(bus, KDBUS_LIST_ACTIVATORS, &e, &n);
-        if (r < 0)
-                return r;
-        r = strv_push(&v, &k, KDBUS_DRIVER_NAME);
-        for (size_t i = 0; r >= 0 && i < n; i++)
-                if (e[i].name && (e[i].name_flags & KDBUS_NAME_ACTIVATOR) &&
-                    !strv_contains(v, k, e[i].name))
-                        r = strv_push(&v, &k, e[i].name);
-        kdbus_name_entries_free(e, n);
-        if (r < 0) {
-                kdbus_strv_free(v);
-                return r;
-        }
-        *ret = v;
-        return 0;
-}
-
-static int dict_append_u32(struct kdbus_message *m, const char *key, uint32_t value)
-{
-        return kdbus_message_append(m, "{sv}", key, "u", value);
-}
-
-static int dict_append_array(struct kdbus_message *m, const char *key, const char *sig,
-                             const void *ptr, size_t size)
-{
-        int r;
-
-        r = kdbus_message_open_container(m, '{', "sv");
-        if (r >= 0)
-                r = kdbus_message_append_basic(m, 's', key);
-        if (r >= 0)
-                r = kdbus_message_open_container(m, 'v', sig);
-        if (r >= 0)
-                r = kdbus_message_append_array(m, sig[1], ptr, size);
-        if (r >= 0)
-                r = kdbus_message_close_container(m);
-        if (r >= 0)
-                r = kdbus_message_close_container(m);
-        return r;
-}
-
-/*
- * GetConnectionCredentials body (libkdbus(3)): each entry only when
- * the kernel supplied the data. UnixGroupIDs = egid plus AUXGROUPS, sorted
- * and unique, and only when AUXGROUPS came; the label carries a NUL.
- */
-static int driver_credentials(struct kdbus_message *m, const struct kdbus_metadata *md)
-{
-        uint32_t *groups = NULL;
-        size_t n = 0;
-        int r;
-
-        r = kdbus_message_open_container(m, 'a', "{sv}");
-        if (r >= 0 && md->has_creds && md->euid < 0xFFFFFFFFu)
-                r = dict_append_u32(m, "UnixUserID", (uint32_t)md->euid);
-        if (r >= 0 && md->auxgroups) {
-                groups = calloc(md->n_auxgroups + 1, sizeof(*groups));
-                if (!groups)
-                        return -ENOMEM;
-                if (md->has_creds && md->egid < 0xFFFFFFFFu)
-                        groups[n++] = (uint32_t)md->egid;
-                for (size_t i = 0; i < md->n_auxgroups; i++)
-                        if (md->auxgroups[i] < 0xFFFFFFFFu)
-                                groups[n++] = (uint32_t)md->auxgroups[i];
-                qsort(groups, n, sizeof(*groups), cmp_u32);
-                {
-                        size_t j = 0;
-
-                        for (size_t i = 0; i < n; i++)
-                                if (j == 0 || groups[i] != groups[j - 1])
-                                        groups[j++] = groups[i];
-                        n = j;
-                }
-                r = dict_append_array(m, "UnixGroupIDs", "au", groups, n * sizeof(*groups));
-                free(groups);
-        }
-        if (r >= 0 && md->has_pids && md->pid && md->pid < 0xFFFFFFFFu)
-                r = dict_append_u32(m, "ProcessID", (uint32_t)md->pid);
-        if (r >= 0 && md->seclabel)
-                r = dict_append_array(m, "LinuxSecurityLabel", "ay", md->seclabel,
-                                      strlen(md->seclabel) + 1);
-        if (r >= 0)
-                r = kdbus_message_close_container(m);
-        return r;
-}
-
 /*
  * StartServiceByName for a name held by its activator: a Peer.Ping to the
  * name, waited for synchronously. The kernel queues it in the activator,
  * which makes the launcher start the service; the ping moves to the
  * service when it takes the name. Any METHOD_RETURN or ERROR proves it runs.
  */
-static int driver_activate(struct kdbus_bus *bus, const char *name, uint64_t timeout_usec)
+int bus_driver_activate(struct kdbus_bus *bus, const char *name, uint64_t timeout_usec)
 {
         struct kdbus_message *ping = NULL;
         struct kdbus_msg_info info;
@@ -3278,565 +3192,6 @@ static int driver_activate(struct kdbus_bus *bus, const char *name, uint64_t tim
         r = !in.kernel && in.m ? 0 : -EBADMSG;
         incoming_clear(&in);
         return r;
-}
-
-/* the XML of org.freedesktop.DBus.Introspectable.Introspect (libkdbus(3)) */
-static const char driver_xml_head[] =
-        "<!DOCTYPE node PUBLIC \"-//freedesktop//DTD D-BUS Object Introspection 1.0//EN\"\n"
-        "\"http://www.freedesktop.org/standards/dbus/1.0/introspect.dtd\">\n"
-        "<node>\n";
-
-static const char driver_xml_dbus[] =
-        "  <interface name=\"org.freedesktop.DBus\">\n"
-        "    <method name=\"Hello\">\n"
-        "      <arg direction=\"out\" type=\"s\"/>\n"
-        "    </method>\n"
-        "    <method name=\"RequestName\">\n"
-        "      <arg direction=\"in\" type=\"s\"/>\n"
-        "      <arg direction=\"in\" type=\"u\"/>\n"
-        "      <arg direction=\"out\" type=\"u\"/>\n"
-        "    </method>\n"
-        "    <method name=\"ReleaseName\">\n"
-        "      <arg direction=\"in\" type=\"s\"/>\n"
-        "      <arg direction=\"out\" type=\"u\"/>\n"
-        "    </method>\n"
-        "    <method name=\"StartServiceByName\">\n"
-        "      <arg direction=\"in\" type=\"s\"/>\n"
-        "      <arg direction=\"in\" type=\"u\"/>\n"
-        "      <arg direction=\"out\" type=\"u\"/>\n"
-        "    </method>\n"
-        "    <method name=\"UpdateActivationEnvironment\">\n"
-        "      <arg direction=\"in\" type=\"a{ss}\"/>\n"
-        "    </method>\n"
-        "    <method name=\"NameHasOwner\">\n"
-        "      <arg direction=\"in\" type=\"s\"/>\n"
-        "      <arg direction=\"out\" type=\"b\"/>\n"
-        "    </method>\n"
-        "    <method name=\"ListNames\">\n"
-        "      <arg direction=\"out\" type=\"as\"/>\n"
-        "    </method>\n"
-        "    <method name=\"ListActivatableNames\">\n"
-        "      <arg direction=\"out\" type=\"as\"/>\n"
-        "    </method>\n"
-        "    <method name=\"AddMatch\">\n"
-        "      <arg direction=\"in\" type=\"s\"/>\n"
-        "    </method>\n"
-        "    <method name=\"RemoveMatch\">\n"
-        "      <arg direction=\"in\" type=\"s\"/>\n"
-        "    </method>\n"
-        "    <method name=\"GetNameOwner\">\n"
-        "      <arg direction=\"in\" type=\"s\"/>\n"
-        "      <arg direction=\"out\" type=\"s\"/>\n"
-        "    </method>\n"
-        "    <method name=\"ListQueuedOwners\">\n"
-        "      <arg direction=\"in\" type=\"s\"/>\n"
-        "      <arg direction=\"out\" type=\"as\"/>\n"
-        "    </method>\n"
-        "    <method name=\"GetConnectionUnixUser\">\n"
-        "      <arg direction=\"in\" type=\"s\"/>\n"
-        "      <arg direction=\"out\" type=\"u\"/>\n"
-        "    </method>\n"
-        "    <method name=\"GetConnectionUnixProcessID\">\n"
-        "      <arg direction=\"in\" type=\"s\"/>\n"
-        "      <arg direction=\"out\" type=\"u\"/>\n"
-        "    </method>\n"
-        "    <method name=\"GetAdtAuditSessionData\">\n"
-        "      <arg direction=\"in\" type=\"s\"/>\n"
-        "      <arg direction=\"out\" type=\"ay\"/>\n"
-        "    </method>\n"
-        "    <method name=\"GetConnectionSELinuxSecurityContext\">\n"
-        "      <arg direction=\"in\" type=\"s\"/>\n"
-        "      <arg direction=\"out\" type=\"ay\"/>\n"
-        "    </method>\n"
-        "    <method name=\"GetConnectionCredentials\">\n"
-        "      <arg direction=\"in\" type=\"s\"/>\n"
-        "      <arg direction=\"out\" type=\"a{sv}\"/>\n"
-        "    </method>\n"
-        "    <method name=\"ReloadConfig\">\n"
-        "    </method>\n"
-        "    <method name=\"GetId\">\n"
-        "      <arg direction=\"out\" type=\"s\"/>\n"
-        "    </method>\n"
-        "    <property name=\"Features\" type=\"as\" access=\"read\">\n"
-        "      <annotation name=\"org.freedesktop.DBus.Property.EmitsChangedSignal\" value=\"const\"/>\n"
-        "    </property>\n"
-        "    <property name=\"Interfaces\" type=\"as\" access=\"read\">\n"
-        "      <annotation name=\"org.freedesktop.DBus.Property.EmitsChangedSignal\" value=\"const\"/>\n"
-        "    </property>\n"
-        "    <signal name=\"NameOwnerChanged\">\n"
-        "      <arg type=\"s\"/>\n"
-        "      <arg type=\"s\"/>\n"
-        "      <arg type=\"s\"/>\n"
-        "    </signal>\n"
-        "    <signal name=\"NameLost\">\n"
-        "      <arg type=\"s\"/>\n"
-        "    </signal>\n"
-        "    <signal name=\"NameAcquired\">\n"
-        "      <arg type=\"s\"/>\n"
-        "    </signal>\n"
-        "  </interface>\n";
-
-static const char driver_xml_properties[] =
-        "  <interface name=\"org.freedesktop.DBus.Properties\">\n"
-        "    <method name=\"Get\">\n"
-        "      <arg direction=\"in\" type=\"s\"/>\n"
-        "      <arg direction=\"in\" type=\"s\"/>\n"
-        "      <arg direction=\"out\" type=\"v\"/>\n"
-        "    </method>\n"
-        "    <method name=\"GetAll\">\n"
-        "      <arg direction=\"in\" type=\"s\"/>\n"
-        "      <arg direction=\"out\" type=\"a{sv}\"/>\n"
-        "    </method>\n"
-        "    <method name=\"Set\">\n"
-        "      <arg direction=\"in\" type=\"s\"/>\n"
-        "      <arg direction=\"in\" type=\"s\"/>\n"
-        "      <arg direction=\"in\" type=\"v\"/>\n"
-        "    </method>\n"
-        "    <signal name=\"PropertiesChanged\">\n"
-        "      <arg type=\"s\" name=\"interface_name\"/>\n"
-        "      <arg type=\"a{sv}\" name=\"changed_properties\"/>\n"
-        "      <arg type=\"as\" name=\"invalidated_properties\"/>\n"
-        "    </signal>\n"
-        "  </interface>\n";
-
-static const char driver_xml_introspectable[] =
-        "  <interface name=\"org.freedesktop.DBus.Introspectable\">\n"
-        "    <method name=\"Introspect\">\n"
-        "      <arg direction=\"out\" type=\"s\"/>\n"
-        "    </method>\n"
-        "  </interface>\n";
-
-static const char driver_xml_monitoring[] =
-        "  <interface name=\"org.freedesktop.DBus.Monitoring\">\n"
-        "    <method name=\"BecomeMonitor\">\n"
-        "      <arg direction=\"in\" type=\"as\"/>\n"
-        "      <arg direction=\"in\" type=\"u\"/>\n"
-        "    </method>\n"
-        "  </interface>\n";
-
-static const char driver_xml_peer[] =
-        "  <interface name=\"org.freedesktop.DBus.Peer\">\n"
-        "    <method name=\"GetMachineId\">\n"
-        "      <arg direction=\"out\" type=\"s\"/>\n"
-        "    </method>\n"
-        "    <method name=\"Ping\">\n"
-        "    </method>\n"
-        "  </interface>\n";
-
-/*
- * Introspect on @path: everything on /org/freedesktop/DBus; elsewhere the
- * interfaces served on every path, plus a child node leading towards
- * /org/freedesktop/DBus when @path is a proper prefix of it.
- */
-static int driver_introspect(struct kdbus_message *call, struct kdbus_message **reply)
-{
-        const char *path = kdbus_message_get_path(call);
-        bool driver = path && strcmp(path, KDBUS_DRIVER_PATH) == 0;
-        const char *child = NULL;
-        char *xml;
-        size_t len;
-        int r;
-
-        if (path && !driver) {
-                size_t plen = strlen(path);
-
-                if (strcmp(path, "/") == 0)
-                        child = KDBUS_DRIVER_PATH + 1;
-                else if (strncmp(KDBUS_DRIVER_PATH, path, plen) == 0 &&
-                         KDBUS_DRIVER_PATH[plen] == '/')
-                        child = KDBUS_DRIVER_PATH + plen + 1;
-        }
-        len = sizeof(driver_xml_head) + sizeof(driver_xml_dbus) + sizeof(driver_xml_properties) +
-              sizeof(driver_xml_introspectable) + sizeof(driver_xml_monitoring) +
-              sizeof(driver_xml_peer) + sizeof(KDBUS_DRIVER_PATH) + 64;
-        xml = malloc(len);
-        if (!xml)
-                return -ENOMEM;
-        snprintf(xml, len, "%s%s%s%s%s%s%s%s%s%s</node>\n", driver_xml_head, driver_xml_dbus,
-                 driver ? driver_xml_properties : "", driver_xml_introspectable,
-                 driver ? driver_xml_monitoring : "", driver_xml_peer,
-                 child ? "  <node name=\"" : "", child ? child : "", child ? "\"/>\n" : "", "");
-        r = driver_reply(call, reply, "s", xml);
-        free(xml);
-        return r;
-}
-
-static int driver_call(struct kdbus_bus *bus, struct kdbus_message *call,
-                       struct kdbus_message **reply)
-{
-        const char *member = kdbus_message_get_member(call);
-        const char *iface = kdbus_message_get_interface(call);
-        const char *sig = kdbus_message_get_signature(call);
-        const char *arg = NULL;
-        char text[600];
-        int r;
-
-        kdbus_message_rewind(call);
-        if (iface && strcmp(iface, "org.freedesktop.DBus.Peer") == 0) {
-                char id[33];
-
-                if (strcmp(member, "Ping") == 0)
-                        return driver_reply(call, reply, "");
-                if (strcmp(member, "GetMachineId") == 0 && read_machine_id(id) >= 0)
-                        return driver_reply(call, reply, "s", id);
-        } else if ((iface && strcmp(iface, "org.freedesktop.DBus.Introspectable") == 0) ||
-                   (!iface && strcmp(member, "Introspect") == 0)) {
-                if (strcmp(member, "Introspect") != 0)
-                        goto unknown;
-                if (*sig) {
-                        snprintf(text, sizeof(text),
-                                 "Call to %s has wrong args (%s, expected )", member, sig);
-                        return driver_reply_error(call, reply,
-                                                  "org.freedesktop.DBus.Error.InvalidArgs", text);
-                }
-                return driver_introspect(call, reply);
-        } else if (!iface || strcmp(iface, KDBUS_DRIVER_NAME) == 0) {
-                static const struct {
-                        const char *member, *sig;
-                } methods[] = {
-                        { "Hello", "" }, { "GetId", "" }, { "ListNames", "" },
-                        { "RequestName", "su" }, { "ReleaseName", "s" },
-                        { "GetNameOwner", "s" }, { "NameHasOwner", "s" },
-                        { "AddMatch", "s" }, { "RemoveMatch", "s" },
-                        { "GetConnectionUnixUser", "s" }, { "GetConnectionUnixProcessID", "s" },
-                        { "ListQueuedOwners", "s" }, { "ListActivatableNames", "" },
-                        { "GetConnectionCredentials", "s" }, { "StartServiceByName", "su" },
-                        { "GetAdtAuditSessionData", "s" },
-                        { "GetConnectionSELinuxSecurityContext", "s" },
-                };
-                size_t i;
-
-                for (i = 0; i < sizeof(methods) / sizeof(methods[0]); i++)
-                        if (strcmp(member, methods[i].member) == 0)
-                                break;
-                if (i == sizeof(methods) / sizeof(methods[0]))
-                        goto unknown;
-                if (strcmp(sig, methods[i].sig) != 0) {
-                        snprintf(text, sizeof(text), "Call to %s has wrong args (%s, expected %s)",
-                                 member, sig, methods[i].sig);
-                        return driver_reply_error(call, reply,
-                                                  "org.freedesktop.DBus.Error.InvalidArgs", text);
-                }
-                if (*sig == 's') {
-                        r = kdbus_message_read_basic(call, 's', &arg);
-                        if (r <= 0)
-                                return r < 0 ? r : -EBADMSG;
-                }
-
-                if (strcmp(member, "Hello") == 0)
-                        return driver_reply_error(call, reply, "org.freedesktop.DBus.Error.Failed",
-                                                  "Already handled an Hello message");
-                if (strcmp(member, "GetId") == 0) {
-                        char id[33];
-
-                        kdbus_bus_get_bus_id(bus, id);
-                        return driver_reply(call, reply, "s", id);
-                }
-                if (strcmp(member, "ListNames") == 0 || strcmp(member, "ListActivatableNames") == 0) {
-                        char **names = NULL;
-
-                        r = member[4] == 'N' ? kdbus_bus_list_names(bus, &names)
-                                             : driver_activatable_names(bus, &names);
-                        if (r < 0)
-                                return driver_reply_error(call, reply, kdbus_errno_to_error_name(r),
-                                                          strerror(-r));
-                        r = driver_reply_strv(call, reply, names);
-                        kdbus_strv_free(names);
-                        return r;
-                }
-                if (strcmp(member, "ListQueuedOwners") == 0) {
-                        char **owners = NULL;
-                        char *one[2] = { (char *)arg, NULL };
-                        struct kdbus_metadata md;
-
-                        if (strcmp(arg, KDBUS_DRIVER_NAME) == 0)
-                                return driver_reply_strv(call, reply, one);
-                        if (arg[0] == ':') {
-                                r = driver_resolve(bus, arg, 0, &md);
-                                if (r >= 0) {
-                                        kdbus_metadata_free(&md);
-                                        return driver_reply_strv(call, reply, one);
-                                }
-                        } else {
-                                r = kdbus_bus_name_valid(arg) ?
-                                    driver_queued_owners(bus, arg, &owners) : -ENXIO;
-                                if (r >= 0) {
-                                        r = driver_reply_strv(call, reply, owners);
-                                        kdbus_strv_free(owners);
-                                        return r;
-                                }
-                        }
-                        if (r != -ENXIO)
-                                return driver_reply_error(call, reply,
-                                                          "org.freedesktop.DBus.Error.Failed", strerror(-r));
-                        snprintf(text, sizeof(text),
-                                 "Could not get owners of name '%s': no such name", arg);
-                        return driver_reply_error(call, reply,
-                                                  "org.freedesktop.DBus.Error.NameHasNoOwner", text);
-                }
-                if (strcmp(member, "StartServiceByName") == 0) {
-                        struct kdbus_metadata md;
-                        char **names = NULL;
-                        bool activatable;
-
-                        r = driver_activatable_names(bus, &names);
-                        if (r < 0)
-                                return driver_reply_error(call, reply,
-                                                          "org.freedesktop.DBus.Error.Failed", strerror(-r));
-                        /* names[0] is org.freedesktop.DBus itself, never started */
-                        activatable = false;
-                        for (size_t i = 1; names[i]; i++)
-                                if (strcmp(names[i], arg) == 0)
-                                        activatable = true;
-                        kdbus_strv_free(names);
-                        if (!activatable) {
-                                snprintf(text, sizeof(text),
-                                         "The name %s was not provided by any .service files", arg);
-                                return driver_reply_error(call, reply,
-                                                          "org.freedesktop.DBus.Error.ServiceUnknown", text);
-                        }
-                        r = driver_resolve(bus, arg, 0, &md);
-                        if (r >= 0) {
-                                kdbus_metadata_free(&md);
-                                return driver_reply(call, reply, "u", (uint32_t)2);
-                        }
-                        if (r != -ENXIO)
-                                return driver_reply_error(call, reply,
-                                                          "org.freedesktop.DBus.Error.Failed", strerror(-r));
-                        r = driver_activate(bus, arg, KDBUS_BUS_DEFAULT_TIMEOUT_USEC);
-                        if (r < 0) {
-                                snprintf(text, sizeof(text), "Activation of %s failed: %s", arg,
-                                         strerror(-r));
-                                return driver_reply_error(call, reply,
-                                                          "org.freedesktop.DBus.Error.Spawn.Failed", text);
-                        }
-                        return driver_reply(call, reply, "u", (uint32_t)1);
-                }
-                if (strcmp(member, "GetConnectionCredentials") == 0) {
-                        struct kdbus_metadata md;
-
-                        if (strcmp(arg, KDBUS_DRIVER_NAME) == 0) {
-                                memset(&md, 0, sizeof(md));
-                                md.has_creds = md.has_pids = true;
-                                md.euid = geteuid();
-                                md.pid = (uint64_t)getpid();
-                        } else {
-                                r = driver_resolve(bus, arg, KDBUS_ATTACH_CREDS | KDBUS_ATTACH_PIDS |
-                                                   KDBUS_ATTACH_AUXGROUPS | KDBUS_ATTACH_SECLABEL,
-                                                   &md);
-                                if (r == -ENXIO) {
-                                        snprintf(text, sizeof(text),
-                                                 "Could not get credentials of name '%s': no such name",
-                                                 arg);
-                                        return driver_reply_error(call, reply,
-                                                                  "org.freedesktop.DBus.Error.NameHasNoOwner",
-                                                                  text);
-                                }
-                                if (r < 0)
-                                        return driver_reply_error(call, reply,
-                                                                  "org.freedesktop.DBus.Error.Failed",
-                                                                  strerror(-r));
-                        }
-                        r = kdbus_message_new_method_return(reply, call);
-                        if (r >= 0)
-                                r = driver_credentials(*reply, &md);
-                        if (r >= 0)
-                                r = kdbus_message_set_flags(*reply, KDBUS_MESSAGE_NO_REPLY_EXPECTED);
-                        if (r >= 0)
-                                r = kdbus_message_seal(*reply, KDBUS_LOCAL_SERIAL, KDBUS_DRIVER_NAME);
-                        if (r < 0)
-                                *reply = kdbus_message_unref(*reply);
-                        kdbus_metadata_free(&md);
-                        return r;
-                }
-                if (strcmp(member, "GetAdtAuditSessionData") == 0 ||
-                    strcmp(member, "GetConnectionSELinuxSecurityContext") == 0) {
-                        bool adt = member[0] == 'G' && member[3] == 'A';
-                        struct kdbus_metadata md;
-                        bool selinux = access("/sys/fs/selinux/enforce", F_OK) == 0;
-
-                        if (strcmp(arg, KDBUS_DRIVER_NAME) == 0) {
-                                memset(&md, 0, sizeof(md));
-                                r = 0;
-                        } else {
-                                r = driver_resolve(bus, arg, adt ? 0 : KDBUS_ATTACH_SECLABEL, &md);
-                        }
-                        if (r == -ENXIO) {
-                                snprintf(text, sizeof(text),
-                                         "Could not get %s of name '%s': no such name",
-                                         adt ? "audit session data" : "security context", arg);
-                                return driver_reply_error(call, reply,
-                                                          "org.freedesktop.DBus.Error.NameHasNoOwner", text);
-                        }
-                        if (r < 0)
-                                return driver_reply_error(call, reply,
-                                                          "org.freedesktop.DBus.Error.Failed", strerror(-r));
-                        if (!adt && selinux && md.seclabel) {
-                                struct kdbus_message *m = NULL;
-
-                                r = kdbus_message_new_method_return(&m, call);
-                                if (r >= 0)
-                                        r = kdbus_message_append_array(m, 'y', md.seclabel,
-                                                                       strlen(md.seclabel));
-                                if (r >= 0)
-                                        r = kdbus_message_set_flags(m, KDBUS_MESSAGE_NO_REPLY_EXPECTED);
-                                if (r >= 0)
-                                        r = kdbus_message_seal(m, KDBUS_LOCAL_SERIAL, KDBUS_DRIVER_NAME);
-                                kdbus_metadata_free(&md);
-                                if (r < 0) {
-                                        kdbus_message_unref(m);
-                                        return r;
-                                }
-                                *reply = m;
-                                return 0;
-                        }
-                        kdbus_metadata_free(&md);
-                        snprintf(text, sizeof(text), "Could not determine %s for '%s'",
-                                 adt ? "audit session data" : "security context", arg);
-                        return driver_reply_error(call, reply, adt ?
-                                                  "org.freedesktop.DBus.Error.AdtAuditDataUnknown" :
-                                                  "org.freedesktop.DBus.Error.SELinuxSecurityContextUnknown",
-                                                  text);
-                }
-                if (strcmp(member, "RequestName") == 0 || strcmp(member, "ReleaseName") == 0) {
-                        bool req = member[1] == 'e' && member[2] == 'q';
-                        uint32_t flags = 0;
-
-                        if (req)
-                                kdbus_message_read_basic(call, 'u', &flags);
-                        if (arg[0] == ':' || !kdbus_bus_name_valid(arg) ||
-                            strcmp(arg, KDBUS_DRIVER_NAME) == 0) {
-                                snprintf(text, sizeof(text), "Requested bus name \"%s\" is not valid", arg);
-                                return driver_reply_error(call, reply,
-                                                          "org.freedesktop.DBus.Error.InvalidArgs", text);
-                        }
-                        r = req ? kdbus_bus_request_name(bus, arg, flags)
-                                : kdbus_bus_release_name(bus, arg);
-                        if (r == -EPERM) {
-                                snprintf(text, sizeof(text),
-                                         "Connection \"%s\" is not allowed to own the service \"%s\" due to security policies in the configuration file",
-                                         bus->unique, arg);
-                                return driver_reply_error(call, reply,
-                                                          "org.freedesktop.DBus.Error.AccessDenied", text);
-                        }
-                        if (r == -E2BIG)
-                                return driver_reply_error(call, reply,
-                                                          "org.freedesktop.DBus.Error.LimitsExceeded",
-                                                          "Too many names");
-                        if (r < 0)
-                                return driver_reply_error(call, reply,
-                                                          "org.freedesktop.DBus.Error.Failed", strerror(-r));
-                        return driver_reply(call, reply, "u", (uint32_t)r);
-                }
-                if (strcmp(member, "GetNameOwner") == 0 || strcmp(member, "NameHasOwner") == 0) {
-                        char *owner = NULL;
-                        bool has = member[0] == 'N';
-
-                        r = kdbus_bus_get_name_owner(bus, arg, &owner);
-                        if (r == -ENXIO) {
-                                if (has)
-                                        return driver_reply(call, reply, "b", 0);
-                                snprintf(text, sizeof(text),
-                                         "Could not get owner of name '%s': no such name", arg);
-                                return driver_reply_error(call, reply,
-                                                          "org.freedesktop.DBus.Error.NameHasNoOwner", text);
-                        }
-                        if (r < 0)
-                                return driver_reply_error(call, reply,
-                                                          "org.freedesktop.DBus.Error.Failed", strerror(-r));
-                        r = has ? driver_reply(call, reply, "b", 1)
-                                : driver_reply(call, reply, "s", owner);
-                        free(owner);
-                        return r;
-                }
-                if (strcmp(member, "GetConnectionUnixUser") == 0 ||
-                    strcmp(member, "GetConnectionUnixProcessID") == 0) {
-                        bool user = strcmp(member, "GetConnectionUnixUser") == 0;
-                        struct kdbus_metadata md;
-
-                        if (strcmp(arg, KDBUS_DRIVER_NAME) == 0)
-                                return driver_reply(call, reply, "u",
-                                                    user ? (uint32_t)geteuid() : (uint32_t)getpid());
-                        r = driver_resolve(bus, arg,
-                                           user ? KDBUS_ATTACH_CREDS : KDBUS_ATTACH_PIDS, &md);
-                        if (r == -ENXIO) {
-                                snprintf(text, sizeof(text),
-                                         "Could not get %s of name '%s': no such name",
-                                         user ? "UID" : "PID", arg);
-                                return driver_reply_error(call, reply,
-                                                          "org.freedesktop.DBus.Error.NameHasNoOwner", text);
-                        }
-                        if (r < 0)
-                                return driver_reply_error(call, reply,
-                                                          "org.freedesktop.DBus.Error.Failed", strerror(-r));
-                        if (user ? !md.has_creds || md.euid == 0xFFFFFFFFu
-                                 : !md.has_pids || md.pid == 0) {
-                                kdbus_metadata_free(&md);
-                                snprintf(text, sizeof(text), "Could not determine %s for '%s'",
-                                         user ? "UID" : "PID", arg);
-                                return driver_reply_error(call, reply, user ?
-                                                          "org.freedesktop.DBus.Error.Failed" :
-                                                          "org.freedesktop.DBus.Error.UnixProcessIdUnknown",
-                                                          text);
-                        }
-                        r = driver_reply(call, reply, "u", (uint32_t)(user ? md.euid : md.pid));
-                        kdbus_metadata_free(&md);
-                        return r;
-                }
-                if (strcmp(member, "AddMatch") == 0) {
-                        struct kdbus_match_rule *rule;
-
-                        if (strlen(arg) > KDBUS_MATCH_RULE_MAX_SIZE) {
-                                snprintf(text, sizeof(text),
-                                         "Match rule text is %zu bytes, maximum is 1024", strlen(arg));
-                                return driver_reply_error(call, reply,
-                                                          "org.freedesktop.DBus.Error.LimitsExceeded", text);
-                        }
-                        r = kdbus_match_rule_parse(&rule, arg, false);
-                        if (r < 0)
-                                return driver_reply_error(call, reply,
-                                                          "org.freedesktop.DBus.Error.MatchRuleInvalid",
-                                                          "Invalid match rule");
-                        r = add_match_rule(bus, NULL, rule, NULL, NULL, true);
-                        if (r == -EMFILE)
-                                return driver_reply_error(call, reply,
-                                                          "org.freedesktop.DBus.Error.LimitsExceeded",
-                                                          "Too many matches");
-                        if (r < 0)
-                                return driver_reply_error(call, reply,
-                                                          "org.freedesktop.DBus.Error.Failed", strerror(-r));
-                        return driver_reply(call, reply, "");
-                }
-                if (strcmp(member, "RemoveMatch") == 0) {
-                        struct kdbus_match_rule *rule;
-                        struct kdbus_slot *found = NULL;
-
-                        r = kdbus_match_rule_parse(&rule, arg, false);
-                        if (r < 0)
-                                return driver_reply_error(call, reply,
-                                                          "org.freedesktop.DBus.Error.MatchRuleInvalid",
-                                                          "Invalid match rule");
-                        for (struct kdbus_slot *s = bus->slots; s; s = s->next)
-                                if (s->type == SLOT_MATCH && s->driver_match && !s->dead &&
-                                    kdbus_match_rule_equal(s->rule, rule))
-                                        found = s;      /* the most recent one */
-                        kdbus_match_rule_free(rule);
-                        if (!found)
-                                return driver_reply_error(call, reply,
-                                                          "org.freedesktop.DBus.Error.MatchRuleNotFound",
-                                                          "The given match rule wasn't found and can't be removed");
-                        kdbus_slot_unref(found);
-                        return driver_reply(call, reply, "");
-                }
-        }
-unknown:
-        snprintf(text, sizeof(text), "org.freedesktop.DBus does not understand message %s", member);
-        return driver_reply_error(call, reply,
-                                  iface && strcmp(iface, KDBUS_DRIVER_NAME) != 0 &&
-                                  strcmp(iface, "org.freedesktop.DBus.Peer") != 0 &&
-                                  strcmp(iface, "org.freedesktop.DBus.Introspectable") != 0 ?
-                                  "org.freedesktop.DBus.Error.UnknownInterface" :
-                                  "org.freedesktop.DBus.Error.UnknownMethod", text);
 }
 
 /* ------------------------------------------------------------------ */

@@ -112,6 +112,18 @@ int kdbus_bus_set_attach_recv(struct kdbus_bus *bus, uint64_t attach_flags);
 int kdbus_bus_set_monitor(struct kdbus_bus *bus, bool monitor);
 /* synthesise NameAcquired/NameLost for own names (libkdbus(3)) */
 int kdbus_bus_set_name_signals(struct kdbus_bus *bus, bool enable);
+/* HELLO with KDBUS_ITEM_CREDS/PIDS/SECLABEL of a proxied peer (owners only) */
+int kdbus_bus_set_faked_identity(struct kdbus_bus *bus, uint32_t uid, uint32_t gid, uint32_t pid,
+                                 const char *seclabel);
+/*
+ * Forwarding mode (kdbus-proxy): @handler gets every message the peer a
+ * connection stands for would get from a D-Bus message bus (unicasts,
+ * replies, driver replies and signals, broadcasts its rules select), with
+ * its descriptors attached (kdbus_message_steal_fds()).
+ */
+typedef void (*kdbus_forward_handler_t)(struct kdbus_bus *bus, struct kdbus_message *m,
+                                        void *userdata);
+int kdbus_bus_set_forward(struct kdbus_bus *bus, kdbus_forward_handler_t handler, void *userdata);
 int kdbus_bus_start(struct kdbus_bus *bus);
 
 int kdbus_bus_open(struct kdbus_bus **ret, const char *address);
@@ -136,6 +148,8 @@ void kdbus_bus_get_bloom(const struct kdbus_bus *bus, uint64_t *size, uint64_t *
 uint64_t kdbus_bus_get_n_invalid(const struct kdbus_bus *bus);
 uint64_t kdbus_bus_get_n_dropped(const struct kdbus_bus *bus);
 int kdbus_bus_set_default_timeout(struct kdbus_bus *bus, uint64_t usec);
+/* the well-known names owned as primary owner (from the name notifications) */
+size_t kdbus_bus_get_owned_names(const struct kdbus_bus *bus, const char *const **names);
 
 /* --- event loop --- */
 
@@ -161,6 +175,8 @@ int kdbus_bus_send(struct kdbus_bus *bus, struct kdbus_message *m, uint32_t *ser
  * METHOD_RETURN; for an ERROR reply or a failure, a negative errno and
  * @error (may be NULL) set. timeout 0: the connection default.
  */
+/* a proxied client's sealed message (SENDER set here); see libkdbus(3) */
+int kdbus_bus_forward_send(struct kdbus_bus *bus, struct kdbus_message *m);
 int kdbus_bus_call(struct kdbus_bus *bus, struct kdbus_message *m, uint64_t timeout_usec,
                    struct kdbus_error *error, struct kdbus_message **reply);
 /* the handler receives the reply, an error or a synthesised NoReply error */

@@ -547,6 +547,13 @@ static int message_set_name(struct kdbus_message *m, uint8_t code, const char *n
                 return -EINVAL;
         if (!m->sealed)
                 return field_set_string(&m->fields, code, name);
+        {
+                const char *have = m->fields.strings[code];
+
+                /* unchanged: the bytes stay where they are (others may point at them) */
+                if (!have == !name && (!name || strcmp(have, name) == 0))
+                        return 0;
+        }
 
         r = fields_copy(&next, &m->fields);
         if (r < 0)
@@ -864,6 +871,34 @@ int kdbus_message_attach_fds(struct kdbus_message *m, int *fds, size_t n_fds)
         memcpy(copy, fds, n_fds * sizeof(*copy));
         m->fds = copy;
         m->n_fds = n_fds;
+        return 0;
+}
+
+int kdbus_message_set_serial(struct kdbus_message *m, uint32_t serial)
+{
+        if (!m->sealed || !m->data || m->size < KDBUS_MESSAGE_HEADER_SIZE)
+                return -EPERM;
+        if (serial == 0)
+                return -EINVAL;
+        for (int i = 0; i < 4; i++)
+                m->data[8 + i] = m->endian == 'l' ? (uint8_t)(serial >> (8 * i))
+                                                  : (uint8_t)(serial >> (8 * (3 - i)));
+        m->serial = serial;
+        return 0;
+}
+
+size_t kdbus_message_get_fds(const struct kdbus_message *m, const int **fds)
+{
+        *fds = m->fds;
+        return m->n_fds;
+}
+
+int kdbus_message_steal_fds(struct kdbus_message *m, int **fds, size_t *n_fds)
+{
+        *fds = m->fds;
+        *n_fds = m->n_fds;
+        m->fds = NULL;
+        m->n_fds = 0;
         return 0;
 }
 

@@ -111,6 +111,8 @@ int kdbus_message_set_flags(struct kdbus_message *m, uint8_t flags);
 int kdbus_message_set_destination(struct kdbus_message *m, const char *destination);
 int kdbus_message_set_sender(struct kdbus_message *m, const char *sender);
 
+/* give a sealed message another serial (a proxy numbering its driver's messages) */
+int kdbus_message_set_serial(struct kdbus_message *m, uint32_t serial);
 /* freeze; @sender (may be NULL) is written last, as the bus would */
 int kdbus_message_seal(struct kdbus_message *m, uint32_t serial, const char *sender);
 /* the bytes of a sealed message, valid while it is referenced and unchanged */
@@ -156,3 +158,7 @@ bool kdbus_message_at_end(struct kdbus_message *m);
 
 /* descriptors that arrived with a received message; taken over on success */
 int kdbus_message_attach_fds(struct kdbus_message *m, int *fds, size_t n_fds);
+/* the attached descriptors in index order (borrowed); returns their number */
+size_t kdbus_message_get_fds(const struct kdbus_message *m, const int **fds);
+/* take the attached descriptors over (*fds malloc'ed, NULL when none) */
+int kdbus_message_steal_fds(struct kdbus_message *m, int **fds, size_t *n_fds);
