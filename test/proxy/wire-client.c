@@ -352,7 +352,11 @@ static int garbage(const char *kind)
         int r;
 
         if (strcmp(kind, "sasl") == 0) {
-                static const char bad[] = "\0AUTH BOGUS\r\nHELLO\0\xff\xfe garbage\r\n";
+                /* more failed attempts than a server allows, then junk */
+                static const char bad[] = "\0AUTH BOGUS\r\nAUTH BOGUS\r\nAUTH BOGUS\r\n"
+                                          "AUTH BOGUS\r\nAUTH BOGUS\r\nAUTH BOGUS\r\n"
+                                          "AUTH BOGUS\r\nAUTH BOGUS\r\nAUTH X Y Z\r\n"
+                                          "HELLO\xff\xfe garbage\r\n";
 
                 c.fd = d1_connect_fd(addr);
                 if (c.fd < 0)
