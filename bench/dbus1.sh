@@ -33,7 +33,7 @@ wait_sock() {
 echo "== a classic D-Bus 1 method call (Echo(ay) -> ay), median round trip in us"
 cat > "$T/dd.conf" <<X
 <busconfig><type>session</type><listen>unix:path=$T/dd.sock</listen><auth>EXTERNAL</auth>
-<policy context="default"><allow send_destination="*"/><allow own="*"/></policy></busconfig>
+<policy context="default"><allow user="*"/><allow own="*"/><allow send_destination="*"/><allow receive_sender="*"/></policy></busconfig>
 X
 chroot /host dbus-daemon --config-file="$T/dd.conf" --nofork & pids="$pids $!"
 wait_sock "$T/dd.sock" && "$B" --time "$secs" --label "dbus-daemon call" "unix:path=$T/dd.sock" | tee -a "$T/res"
