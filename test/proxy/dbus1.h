@@ -136,9 +136,10 @@ enum {
         D1_AUTH_FDS = 0x4,              /* NEGOTIATE_UNIX_FD */
 };
 
-static inline int d1_auth(int fd, unsigned flags, int timeout_ms)
+static inline int d1_auth_tail(int fd, unsigned flags, int timeout_ms, const void *tail,
+                               size_t tail_size)
 {
-        char uid[32], hex[64], line[512], out[512];
+        char uid[32], hex[64], line[512], out[1024];
         size_t i;
         int r;
 
@@ -146,9 +147,16 @@ static inline int d1_auth(int fd, unsigned flags, int timeout_ms)
         for (i = 0; uid[i]; i++)
                 snprintf(hex + 2 * i, 3, "%02x", (unsigned char)uid[i]);
         if (flags & D1_AUTH_PIPELINE) {
+                size_t n;
+
                 snprintf(out, sizeof(out), "%cAUTH EXTERNAL %s\r\n%sBEGIN\r\n", 0, hex,
                          (flags & D1_AUTH_FDS) ? "NEGOTIATE_UNIX_FD\r\n" : "");
-                r = d1_write_all(fd, out, 1 + strlen(out + 1));
+                n = 1 + strlen(out + 1);
+                if (tail_size > sizeof(out) - n)
+                        return -E2BIG;
+                /* the first message (Hello) in the same write, as sd-bus does */
+                memcpy(out + n, tail, tail_size);
+                r = d1_write_all(fd, out, n + tail_size);
                 if (r < 0)
                         return r;
                 r = d1_read_line(fd, line, sizeof(line), timeout_ms);
@@ -199,6 +207,11 @@ static inline int d1_auth(int fd, unsigned flags, int timeout_ms)
                         return -EOPNOTSUPP;
         }
         return d1_write_all(fd, "BEGIN\r\n", 7);
+}
+
+static inline int d1_auth(int fd, unsigned flags, int timeout_ms)
+{
+        return d1_auth_tail(fd, flags, timeout_ms, NULL, 0);
 }
 
 /* send a built (unsealed) message: sealed with the next serial */
@@ -444,9 +457,42 @@ static inline int d1_open(struct d1 *c, const char *address, unsigned auth_flags
         c->fd = d1_connect_fd(address);
         if (c->fd < 0)
                 return c->fd;
-        r = d1_auth(c->fd, auth_flags, timeout_ms);
-        if (r >= 0)
-                r = d1_hello(c, timeout_ms);
+        if (auth_flags & D1_AUTH_PIPELINE) {
+                /* AUTH, [NEGOTIATE_UNIX_FD,] BEGIN and Hello in one write */
+                struct kdbus_message *m = NULL, *reply = NULL;
+                const void *data;
+                size_t size;
+                const char *name;
+
+                r = kdbus_message_new_method_call(&m, "org.freedesktop.DBus", "/org/freedesktop/DBus",
+                                                  "org.freedesktop.DBus", "Hello");
+                if (r >= 0)
+                        r = kdbus_message_seal(m, ++c->serial, NULL);
+                if (r >= 0)
+                        r = kdbus_message_get_data(m, &data, &size);
+                if (r >= 0)
+                        r = d1_auth_tail(c->fd, auth_flags, timeout_ms, data, size);
+                while (r >= 0) {
+                        r = d1_recv(c, &reply, timeout_ms);
+                        if (r < 0)
+                                break;
+                        if (d1_is_reply_to(reply, c->serial)) {
+                                if (kdbus_message_get_type(reply) != KDBUS_MESSAGE_METHOD_RETURN ||
+                                    kdbus_message_read(reply, "s", &name) < 0)
+                                        r = -EPROTO;
+                                else
+                                        snprintf(c->unique, sizeof(c->unique), "%s", name);
+                                kdbus_message_unref(reply);
+                                break;
+                        }
+                        kdbus_message_unref(reply);
+                }
+                kdbus_message_unref(m);
+        } else {
+                r = d1_auth(c->fd, auth_flags, timeout_ms);
+                if (r >= 0)
+                        r = d1_hello(c, timeout_ms);
+        }
         if (r < 0) {
                 close(c->fd);
                 c->fd = -1;

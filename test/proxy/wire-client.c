@@ -60,6 +60,11 @@ static int sasl(const char *style)
 
         open_or_die(&c, flags);
         printf("hello %s\n", c.unique);
+        if (c.n_queue > 0) {
+                printf("FAIL %s came before the reply to Hello\n",
+                       kdbus_message_get_member(c.queue[0]) ?: "a message");
+                return 1;
+        }
         r = d1_next(&c, &m, TMO);
         if (r < 0)
                 return die("no message after Hello", r);
