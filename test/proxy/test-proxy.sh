@@ -12,11 +12,13 @@
 # With KDBUS_PROXY_TEST_DAEMON=dbus-daemon the same tests run against
 # Debian's dbus-daemon on a private socket (to validate the tests); the
 # kdbus-only ones (native mixes, proxy restart) are then skipped.
+# KDBUS_PROXY=PATH tests another kdbus-proxy binary than proxy/kdbus-proxy.
 # Outside the VM (no /host) the programs run without the chroot.
 
 TOP=$(cd "$(dirname "$0")/../.." && pwd)
 P=$TOP/test/proxy
 MODE=${KDBUS_PROXY_TEST_DAEMON:-kdbus-proxy}
+PROXY=${KDBUS_PROXY:-$TOP/proxy/kdbus-proxy}
 T=${TMPDIR:-/tmp}/proxy-test.$$
 SOCK=$T/bus.sock
 ADDR=unix:path=$SOCK
@@ -125,7 +127,7 @@ start_bus() {
 EOF
 		bg dbus-daemon --config-file="$T/daemon.conf" --nofork 2>> "$T/bus.log" &
 	else
-		"$TOP/proxy/kdbus-proxy" --bus="$BUS" --address="$ADDR" \
+		"$PROXY" --bus="$BUS" --address="$ADDR" \
 			--config-file="$T/policy.conf" 2>> "$T/bus.log" &
 	fi
 	DPID=$!
@@ -137,8 +139,8 @@ if [ "$MODE" = dbus-daemon ]; then
 	NATIVE=
 	echo "# against dbus-daemon (KDBUS_PROXY_TEST_DAEMON=dbus-daemon)"
 else
-	if [ ! -x "$TOP/proxy/kdbus-proxy" ]; then
-		t 1 "proxy/kdbus-proxy is not built (make -C proxy): nothing can be tested"
+	if [ ! -x "$PROXY" ]; then
+		t 1 "$PROXY is not built (make -C proxy): nothing can be tested"
 		echo "1..$n"
 		cleanup
 		exit 1
