@@ -154,7 +154,15 @@ else
 fi
 
 start_bus
-t $? "$MODE listens on $SOCK"
+rc=$?
+t $rc "$MODE listens on $SOCK"
+if [ $rc != 0 ]; then
+	# nothing else can work: say why and stop (the plan shows one test)
+	show "$T/bus.log"
+	cleanup
+	echo "1..$n"
+	exit 1
+fi
 
 # --- SASL and Hello ---
 x 60 "$W" "$ADDR" sasl-ir > "$T/out" 2>&1; rc=$?; show "$T/out"
