@@ -376,7 +376,22 @@ else
 	wait_for "$T/mon" 'string "org.t.Native2"' 100; t $? "NameOwnerChanged of a native name seen by dbus-monitor"
 	wait_for "$T/kmon" "org.t.Classic2" 100 && grep -q NameOwnerChanged "$T/kmon"
 	t $? "NameOwnerChanged of a classic name seen by kdbusctl monitor"
-	kill "$DPID"; wait "$DPID"; t $? "kdbus-proxy exits 0 on SIGTERM"
+	# SIGTERM, then at most 10 s for it to exit (a zombie: state Z)
+	kill "$DPID"
+	i=0
+	while [ $i -lt 100 ] && [ -e "/proc/$DPID" ] &&
+		[ "$(sed 's/.*) //; s/ .*//' "/proc/$DPID/stat" 2>/dev/null)" != Z ]; do
+		sleep 0.1
+		i=$((i + 1))
+	done
+	if [ $i -ge 100 ]; then
+		kill -9 "$DPID"
+		wait "$DPID"
+		t 1 "kdbus-proxy exits 0 on SIGTERM (still running after 10 s, killed)"
+	else
+		wait "$DPID"; rc=$?
+		t $rc "kdbus-proxy exits 0 on SIGTERM ($rc)"
+	fi
 	[ -e "$BUS" ] && $K call org.t.Native /org/t/Native org.t.Native Echo s still > "$T/out" 2>&1 &&
 		grep -q '^s "still"' "$T/out"
 	t $? "the bus and native clients survive the proxy"
