@@ -82,6 +82,8 @@ W=$HP/test/proxy/wire-client
 
 cleanup() {
 	for p in $pids; do kill "$p" 2>/dev/null; done
+	sleep 0.5
+	for p in $pids; do kill -9 "$p" 2>/dev/null; done
 	for p in $pids; do wait "$p" 2>/dev/null; done
 	for m in $mounted; do umount -l "$m"; done
 	rm -rf "$T"
