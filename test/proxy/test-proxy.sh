@@ -377,8 +377,8 @@ else
 	pids="$pids $!"
 	# it is ready once it sees a name change (a client coming and going)
 	i=0
-	while ! grep -q NameOwnerChanged "$T/mon" && [ $i -lt 30 ]; do
-		x 30 "$W" "$ADDR" sasl-ir > /dev/null 2>&1
+	while ! grep -q NameOwnerChanged "$T/mon" && [ $i -lt 10 ]; do
+		x 10 "$W" "$ADDR" sasl-ir > /dev/null 2>&1
 		sleep 0.5
 		i=$((i + 1))
 	done
