@@ -35,7 +35,7 @@ export KVER KDIR
 # exist, a failure in any fails the build.
 SUBDIRS := $(patsubst %/Makefile,%,$(wildcard kernel/Makefile test/kernel/Makefile \
 	test/host/Makefile lib/Makefile tools/Makefile test/kernel-lib/Makefile \
-	examples/Makefile proxy/Makefile test/activation/Makefile))
+	examples/Makefile proxy/Makefile test/activation/Makefile test/proxy/Makefile))
 
 VERSION := $(shell git -C $(TOP) describe --tags --always --dirty 2>/dev/null || echo 0.1)
 

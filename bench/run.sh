@@ -38,8 +38,9 @@ esac
 # headline first: --pin none (the scheduler decides, as for real
 # programs), then split (client and service on two CPUs) and same (both
 # on one CPU), unless the caller chose a mode. Then the broadcast cost and
-# the bulk (VEC vs memfd) throughput tables and the libkdbus-vs-raw call
-# (kdbus-bench-lib) (human-readable only: with
+# the bulk (VEC vs memfd) throughput tables, the libkdbus-vs-raw call
+# (kdbus-bench-lib), then the D-Bus 1 rows (bench/dbus1.sh: a classic
+# call through dbus-daemon and kdbus-proxy) (human-readable only: with
 # --json only the unicast results are printed, as {"modes": [...]}).
 # The guest's sh runs the command text: quote every argument for it
 # (printf %q is bash's; with no arguments it would add one empty word).
@@ -72,5 +73,7 @@ if [ -n "$json" ]; then
 else
 	cmd="true $cmd && echo && /host$here/kdbus-bench-broadcast && echo && /host$here/kdbus-bench-memfd"
 	cmd="$cmd && echo && /host$here/kdbus-bench-lib --bench /host$here/kdbus-bench"
+	# the D-Bus 1 rows: dbus-daemon call, kdbus-proxy call, native call
+	cmd="$cmd && echo && sh /host$here/dbus1.sh"
 fi
 exec "$repo/vm/run" -c "$cmd"
