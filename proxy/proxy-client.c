@@ -166,7 +166,7 @@ static void update_sock_events(struct proxy_client *c)
 
 static void update_bus_events(struct proxy_client *c)
 {
-        bool block = c->out_bytes >= PROXY_OUTPUT_LIMIT;
+        bool block = c->out_bytes >= c->proxy->output_limit;
 
         if (c->dead || c->busw.fd < 0)
                 return;
@@ -174,7 +174,7 @@ static void update_bus_events(struct proxy_client *c)
                 c->bus_blocked = true;
                 c->full_since_ns = proxy_now_ns();
                 proxy_epoll_set(c->proxy, &c->busw, 0, false);
-        } else if (!block && c->bus_blocked && c->out_bytes < PROXY_OUTPUT_LIMIT / 2) {
+        } else if (!block && c->bus_blocked && c->out_bytes < c->proxy->output_limit / 2) {
                 c->bus_blocked = false;
                 c->full_since_ns = 0;
                 proxy_epoll_set(c->proxy, &c->busw, EPOLLIN, false);
@@ -536,7 +536,7 @@ void proxy_client_forward(struct kdbus_bus *bus, struct kdbus_message *m, void *
 
 static void process_bus(struct proxy_client *c)
 {
-        while (!c->dead && c->bus && c->out_bytes < PROXY_OUTPUT_LIMIT) {
+        while (!c->dead && c->bus && c->out_bytes < c->proxy->output_limit) {
                 int r = kdbus_bus_process(c->bus);
 
                 if (r == 0)
@@ -1008,6 +1008,6 @@ void proxy_client_tick(struct proxy_client *c, uint64_t now)
                 return;
         }
         if (c->bus_blocked && c->full_since_ns &&
-            now - c->full_since_ns > PROXY_STALL_TIMEOUT_SEC * 1000000000ULL)
+            now - c->full_since_ns > c->proxy->stall_timeout_ns)
                 proxy_client_disconnect(c, "not reading its messages");
 }

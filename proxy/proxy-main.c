@@ -5,6 +5,7 @@
  *
  *   kdbus-proxy [--system|--user] [--bus=PATH] [--address=ADDR]...
  *               [--config-file=FILE] [--no-activation] [--reply-timeout=SEC]
+ *               [--max-queued-bytes=BYTES] [--stall-timeout=SEC]
  */
 
 #define _GNU_SOURCE
@@ -82,7 +83,8 @@ static int load_policy(struct proxy *p)
 static void usage(FILE *f)
 {
         fprintf(f, "usage: kdbus-proxy [--system|--user] [--bus=PATH] [--address=unix:path=SOCKET]...\n"
-                "                   [--config-file=FILE] [--no-activation] [--reply-timeout=SEC]\n");
+                "                   [--config-file=FILE] [--no-activation] [--reply-timeout=SEC]\n"
+                "                   [--max-queued-bytes=BYTES] [--stall-timeout=SEC]\n");
 }
 
 static void raise_nofile(void)
@@ -106,10 +108,17 @@ int main(int argc, char **argv)
                 { "no-activation", no_argument, NULL, 'n' },
                 { "systemd-activation", no_argument, NULL, 'S' },
                 { "reply-timeout", required_argument, NULL, 't' },
+                { "max-queued-bytes", required_argument, NULL, 'q' },
+                { "stall-timeout", required_argument, NULL, 'T' },
                 { "help", no_argument, NULL, 'h' },
                 {}
         };
-        struct proxy p = { .epoll_fd = -1, .reply_timeout_usec = 1800ULL * 1000000 };
+        struct proxy p = {
+                .epoll_fd = -1,
+                .reply_timeout_usec = 1800ULL * 1000000,
+                .output_limit = PROXY_OUTPUT_LIMIT,
+                .stall_timeout_ns = PROXY_STALL_TIMEOUT_SEC * 1000000000ULL,
+        };
         const char **addresses = NULL;
         size_t n_addresses = 0;
         char *bus_default = NULL, *addr_default = NULL;
@@ -144,6 +153,23 @@ int main(int argc, char **argv)
                                 return 2;
                         }
                         p.reply_timeout_usec = v * 1000000ULL;
+                        break;
+                }
+                case 'q': case 'T': {
+                        char *end;
+                        unsigned long long v = strtoull(optarg, &end, 10);
+
+                        /* bytes at least 64 KiB (a message must fit), seconds up to a day */
+                        if (*end || !*optarg || (c == 'q' && (v < 65536 || v > (1ULL << 40))) ||
+                            (c == 'T' && (v == 0 || v > 86400))) {
+                                fprintf(stderr, "kdbus-proxy: bad --%s\n",
+                                        c == 'q' ? "max-queued-bytes" : "stall-timeout");
+                                return 2;
+                        }
+                        if (c == 'q')
+                                p.output_limit = v;
+                        else
+                                p.stall_timeout_ns = v * 1000000000ULL;
                         break;
                 }
                 case 'h': usage(stdout); return 0;

@@ -94,6 +94,8 @@ struct proxy {
         bool system;
         bool no_activation;
         uint64_t reply_timeout_usec;
+        uint64_t output_limit;          /* --max-queued-bytes, per client */
+        uint64_t stall_timeout_ns;      /* --stall-timeout */
         char guid[33];
         struct kdbus_bus *internal;     /* the proxy's own connection */
         struct proxy_listener *listeners;

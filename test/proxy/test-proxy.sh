@@ -129,8 +129,10 @@ start_bus() {
 EOF
 		bg dbus-daemon --config-file="$T/daemon.conf" --nofork 2>> "$T/bus.log" &
 	else
-		"$PROXY" --bus="$BUS" --address="$ADDR" \
-			--config-file="$T/policy.conf" 2>> "$T/bus.log" &
+		# small output limit and stall timeout: the client that never
+		# reads (below) is throttled and dropped within the test's time
+		"$PROXY" --bus="$BUS" --address="$ADDR" --max-queued-bytes=4194304 \
+			--stall-timeout=5 --config-file="$T/policy.conf" 2>> "$T/bus.log" &
 	fi
 	DPID=$!
 	pids="$pids $DPID"
