@@ -32,9 +32,13 @@ echo "check-debug: debug kernel $KSRC ($(($(date +%s) - start))s)"
 
 # The module against the debug kernel, with KCOV, outside kernel/.
 MOD=$REPO/build/debug/kernel
-rm -rf "$MOD"
+# Incremental, never emptied: a concurrent run (make fuzz-kernel) may be
+# about to load the module from here.
 mkdir -p "$MOD"
-cp "$REPO"/kernel/*.[ch] "$REPO/kernel/Kbuild" "$MOD/"
+for f in "$MOD"/*.[ch]; do
+	[ ! -e "$f" ] || [ -e "$REPO/kernel/${f##*/}" ] || rm -f "$f"
+done
+cp -p "$REPO"/kernel/*.[ch] "$REPO/kernel/Kbuild" "$MOD/"
 ln -sfn ../../include "$REPO/build/debug/include"
 if ! make -C "$KSRC" M="$MOD" KDBUS_KCOV=1 modules >"$LOG/module.log" 2>&1; then
 	tail -n 30 "$LOG/module.log"
