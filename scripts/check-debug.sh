@@ -62,6 +62,27 @@ fi_t=${KDBUS_DEBUG_FI_T:-hello message memfd names match broadcast sync reply te
 		echo "$G/test/kernel-lib/test-kdbusctl.sh || r=1"
 	fi
 	[ -z "$rates" ] || echo "sh $G/scripts/fault-inject.sh \"$rates\" $G/test/kernel/kdbus-test $fi_t || r=1"
+	# Every test has ended: no kdbus object may be left but the mount's
+	# domain and control nodes (the module's live_* gauges; deferred
+	# frees get 10 s).
+	cat <<'EOS'
+echo "1..1"
+s=/sys/kernel/debug/kdbus/stats
+left=
+for _ in 1 2 3 4 5 6 7 8 9 10; do
+	left=$(awk '$1 ~ /^live_/ && $2 != ($1 == "live_nodes" ? 2 : 0)' $s)
+	[ -n "$left" ] || break
+	sleep 1
+done
+if [ ! -r $s ]; then
+	echo "not ok 1 - $s missing"; r=1
+elif [ -n "$left" ]; then
+	echo "$left" | sed 's/^/# left: /'
+	echo "not ok 1 - kdbus objects left after every test ended"; r=1
+else
+	echo "ok 1 - no kdbus object left after every test ended"
+fi
+EOS
 	echo "exit \$r"
 } >"$LOG/cmd.sh"
 
