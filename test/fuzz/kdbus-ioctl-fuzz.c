@@ -857,8 +857,12 @@ int main(int argc, char **argv)
 	for (unsigned int w = 0; w < workers; w++) {
 		pid_t pid = fork();
 
-		if (pid == 0)
-			_exit(worker(w, secs, cdir, odir));
+		if (pid == 0) {
+			int wr = worker(w, secs, cdir, odir);
+
+			fflush(NULL);	/* stdout may be a file: fully buffered */
+			_exit(wr);
+		}
 	}
 	for (unsigned int w = 0; w < workers; w++) {
 		int st;
