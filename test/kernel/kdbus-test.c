@@ -123,8 +123,8 @@ static int setup_env(struct kdbus_test_env *env, const struct kdbus_test *t)
 /*
  * KDBUS_TEST_FAULT_INJECT=1 (scripts/fault-inject.sh): the test child, and
  * only it and what it forks, is subject to the task-filtered failslab and
- * fail_page_alloc of the debug kernel; the runner's own fork, exec and
- * bookkeeping are not.
+ * fail_page_alloc of the debug kernel, from the moment its test bus exists;
+ * the runner's own fork, exec and bookkeeping are not.
  */
 static void fault_inject_self(void)
 {
@@ -146,11 +146,13 @@ static int run_child(const struct kdbus_test *t)
 	struct kdbus_test_env env;
 	int r;
 
-	fault_inject_self();
 	memset(&env, 0, sizeof(env));
 	r = setup_env(&env, t);
 	if (r != TEST_OK)
 		return r;
+	/* after the test bus exists: at 2% failslab, BUS_MAKE alone would
+	 * fail more than half of the tests before they start */
+	fault_inject_self();
 	r = t->fn(&env);
 	fflush(stdout);
 	return r;
