@@ -286,12 +286,25 @@ static void soak_snap(struct soak_snap *m)
 	m->n_live = live_objects(m->live, m->names, 16);
 }
 
+/*
+ * Unreclaimable slab may exceed its baseline by KDBUS_TEST_SLAB_TOL_KB
+ * (default 2 MiB). Under KASAN freed objects wait in the quarantine (up to
+ * 1/32 of memory) and count as slab: scripts/check-debug.sh raises it, and
+ * there kmemleak and the live object gauges are the exact checks.
+ */
+static long slab_tol_kb(void)
+{
+	const char *s = getenv("KDBUS_TEST_SLAB_TOL_KB");
+
+	return s ? atol(s) : 2048;
+}
+
 /* everything back at @base (objects exactly, memory within tolerances)? */
 static int soak_back(const struct soak_snap *base, struct soak_snap *now)
 {
 	soak_snap(now);
 	if (now->shmem > base->shmem + 1024 ||
-	    (base->slab >= 0 && now->slab > base->slab + 2048))
+	    (base->slab >= 0 && now->slab > base->slab + slab_tol_kb()))
 		return 0;
 	for (int k = 0; k < base->n_live && k < now->n_live; k++)
 		if (now->live[k] > base->live[k])
