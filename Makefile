@@ -54,10 +54,10 @@ check-all: all
 	@$(TOP)/scripts/check-all.sh
 
 check-debug: all
-	@T="$(T)" $(TOP)/scripts/check-debug.sh
+	@T="$(T)" FUZZ="$(FUZZ)" $(TOP)/scripts/check-debug.sh
 
 fuzz-kernel: all
-	@DURATION="$(DURATION)" JOBS="$(JOBS)" $(TOP)/scripts/fuzz-kernel.sh
+	@DURATION="$(DURATION)" JOBS="$(JOBS)" KEEP="$(KEEP)" $(TOP)/scripts/fuzz-kernel.sh
 
 check-harness: deps
 	@$(TOP)/vm/selftest/check.sh

@@ -58,6 +58,7 @@
 #include "pool.h"
 #include "queue.h"
 #include "reply.h"
+#include "stats.h"
 #include "util.h"
 
 static void kdbus_conn_fake_free(struct kdbus_conn_fake *fake)
@@ -238,6 +239,7 @@ static struct kdbus_conn *kdbus_conn_new(struct kdbus_ep *ep,
 	conn = kzalloc(sizeof(*conn), GFP_KERNEL_ACCOUNT);
 	if (!conn)
 		return ERR_PTR(-ENOMEM);
+	kdbus_stats_live(KDBUS_STAT_LIVE_CONNS, 1);
 
 	kref_init(&conn->kref);
 	atomic_set(&conn->active, KDBUS_CONN_ACTIVE_NEW);
@@ -418,6 +420,7 @@ static void __kdbus_conn_free(struct kref *kref)
 	kfree(conn->description);
 	kfree(conn->quota);
 	kfree(conn);
+	kdbus_stats_live(KDBUS_STAT_LIVE_CONNS, -1);
 }
 
 /**

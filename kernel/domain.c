@@ -24,6 +24,7 @@
 
 #include "domain.h"
 #include "node.h"
+#include "stats.h"
 #include "util.h"
 
 static void kdbus_domain_control_free(struct kdbus_node *node)
@@ -187,6 +188,7 @@ static void __kdbus_user_free(struct kref *kref)
 
 	kdbus_domain_unref(user->domain);
 	kfree(user);
+	kdbus_stats_live(KDBUS_STAT_LIVE_USERS, -1);
 }
 
 /**
@@ -230,6 +232,7 @@ struct kdbus_user *kdbus_user_lookup(struct kdbus_domain *domain, kuid_t uid)
 		ret = -ENOMEM;
 		goto exit;
 	}
+	kdbus_stats_live(KDBUS_STAT_LIVE_USERS, 1);
 
 	kref_init(&u->kref);
 	u->domain = kdbus_domain_ref(domain);
@@ -257,6 +260,7 @@ exit:
 	if (u) {
 		kdbus_domain_unref(u->domain);
 		kfree(u);
+		kdbus_stats_live(KDBUS_STAT_LIVE_USERS, -1);
 	}
 	return ERR_PTR(ret);
 }

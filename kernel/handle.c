@@ -39,6 +39,7 @@
 #include "message.h"
 #include "names.h"
 #include "pool.h"
+#include "stats.h"
 #include "util.h"
 
 static int kdbus_args_verify(struct kdbus_args *args)
@@ -334,6 +335,7 @@ static int kdbus_handle_open(struct inode *inode, struct file *file)
 
 	mutex_init(&handle->lock);
 	handle->type = KDBUS_HANDLE_NONE;
+	kdbus_stats_live(KDBUS_STAT_LIVE_HANDLES, 1);
 
 	file->private_data = handle;
 	ret = 0;
@@ -366,6 +368,7 @@ static int kdbus_handle_release(struct inode *inode, struct file *file)
 	}
 
 	kfree(handle);
+	kdbus_stats_live(KDBUS_STAT_LIVE_HANDLES, -1);
 
 	return 0;
 }

@@ -48,6 +48,7 @@
 #include "match.h"
 #include "message.h"
 #include "names.h"
+#include "stats.h"
 
 /**
  * struct kdbus_match_db - match database of a connection
@@ -152,6 +153,7 @@ static void kdbus_match_entry_free(struct kdbus_match_entry *entry)
 	}
 	list_del(&entry->list_entry);
 	kfree(entry);
+	kdbus_stats_live(KDBUS_STAT_LIVE_MATCHES, -1);
 }
 
 /**
@@ -534,6 +536,7 @@ int kdbus_cmd_match_add(struct kdbus_conn *conn, void __user *argp)
 		ret = -ENOMEM;
 		goto exit;
 	}
+	kdbus_stats_live(KDBUS_STAT_LIVE_MATCHES, 1);
 
 	entry->cookie = cmd->cookie;
 	INIT_LIST_HEAD(&entry->list_entry);

@@ -77,6 +77,7 @@
 #include "pool.h"
 #include "queue.h"
 #include "reply.h"
+#include "stats.h"
 #include "util.h"
 
 /* number of item types a struct kdbus_msg accepts, see kdbus_msg_parse() */
@@ -241,6 +242,7 @@ static struct kdbus_staging *kdbus_staging_alloc(struct kdbus_bus *bus,
 		kfree(staging);
 		return ERR_PTR(-ENOMEM);
 	}
+	kdbus_stats_live(KDBUS_STAT_LIVE_MESSAGES, 1);
 
 	staging->bus = kdbus_bus_ref(bus);
 	staging->msg_size = msg_size;
@@ -779,6 +781,7 @@ struct kdbus_staging *kdbus_staging_free(struct kdbus_staging *staging)
 		kfree(staging->parts);
 	kfree(staging->msg);
 	kfree(staging);
+	kdbus_stats_live(KDBUS_STAT_LIVE_MESSAGES, -1);
 	return NULL;
 }
 

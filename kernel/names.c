@@ -41,6 +41,7 @@
 #include "notify.h"
 #include "policy.h"
 #include "pool.h"
+#include "stats.h"
 #include "util.h"
 
 /* the request flags that are stored in a record (kdbus.name(7)) */
@@ -269,6 +270,7 @@ kdbus_name_entry_new(struct kdbus_name_registry *r, u32 hash,
 	e = kmalloc(sizeof(*e) + len, GFP_KERNEL_ACCOUNT);
 	if (!e)
 		return ERR_PTR(-ENOMEM);
+	kdbus_stats_live(KDBUS_STAT_LIVE_NAMES, 1);
 
 	e->hash = hash;
 	e->name_id = ++r->name_seq_last;
@@ -294,6 +296,7 @@ static void kdbus_name_entry_put(struct kdbus_name_registry *r,
 	hlist_del(&e->hentry);
 	r->n_entries--;
 	kfree(e);
+	kdbus_stats_live(KDBUS_STAT_LIVE_NAMES, -1);
 }
 
 static struct kdbus_name_owner *
@@ -305,6 +308,7 @@ kdbus_name_owner_new(struct kdbus_conn *conn, struct kdbus_name_entry *name,
 	o = kmalloc(sizeof(*o), GFP_KERNEL_ACCOUNT);
 	if (!o)
 		return ERR_PTR(-ENOMEM);
+	kdbus_stats_live(KDBUS_STAT_LIVE_OWNERS, 1);
 
 	o->conn = conn;
 	o->name = name;
@@ -322,6 +326,7 @@ static void kdbus_name_owner_free(struct kdbus_name_owner *o)
 	list_del(&o->conn_entry);
 	o->conn->name_count--;
 	kfree(o);
+	kdbus_stats_live(KDBUS_STAT_LIVE_OWNERS, -1);
 }
 
 /* the record of an ordinary connection for a name, or NULL */

@@ -35,6 +35,7 @@
 #include <linux/wait.h>
 
 #include "node.h"
+#include "stats.h"
 #include "util.h"
 
 #define KDBUS_NODE_BIAS			(INT_MIN + 5)
@@ -74,6 +75,7 @@ void kdbus_node_init(struct kdbus_node *node, unsigned int type)
 	node->children = RB_ROOT;
 	init_waitqueue_head(&node->waitq);
 	atomic_set(&node->active, KDBUS_NODE_NEW);
+	kdbus_stats_live(KDBUS_STAT_LIVE_NODES, 1);
 }
 
 /**
@@ -196,6 +198,7 @@ struct kdbus_node *kdbus_node_unref(struct kdbus_node *node)
 
 		if (node->free_cb)
 			node->free_cb(node);
+		kdbus_stats_live(KDBUS_STAT_LIVE_NODES, -1);
 		if (id > 0)
 			ida_free(&kdbus_node_ida, id);
 

@@ -495,6 +495,7 @@ struct kdbus_pool *kdbus_pool_new(const char *name, size_t size)
 	list_add(&s->entry, &p->slices);
 
 	kdbus_pool_add_free_slice(p, s);
+	kdbus_stats_live(KDBUS_STAT_LIVE_POOLS, 1);
 	return p;
 
 exit_put_shmem:
@@ -525,6 +526,7 @@ void kdbus_pool_free(struct kdbus_pool *pool)
 
 	fput(pool->f);
 	kfree(pool);
+	kdbus_stats_live(KDBUS_STAT_LIVE_POOLS, -1);
 }
 
 /**

@@ -132,6 +132,7 @@ struct kdbus_queue_entry *kdbus_queue_entry_new(struct kdbus_conn *src,
 	entry = kzalloc(sizeof(*entry), GFP_KERNEL_ACCOUNT);
 	if (!entry)
 		return ERR_PTR(-ENOMEM);
+	kdbus_stats_live(KDBUS_STAT_LIVE_ENTRIES, 1);
 
 	INIT_LIST_HEAD(&entry->entry);
 	INIT_LIST_HEAD(&entry->prio_entry);
@@ -373,6 +374,7 @@ void kdbus_queue_entry_free(struct kdbus_queue_entry *entry)
 	kdbus_user_unref(entry->user);
 	kdbus_conn_unref(entry->conn);
 	kfree(entry);
+	kdbus_stats_live(KDBUS_STAT_LIVE_ENTRIES, -1);
 }
 
 /**

@@ -29,6 +29,7 @@
 #include "notify.h"
 #include "queue.h"
 #include "reply.h"
+#include "stats.h"
 
 /**
  * kdbus_reply_new() - create a reply record
@@ -53,6 +54,7 @@ struct kdbus_reply *kdbus_reply_new(struct kdbus_conn *reply_src,
 	r = kzalloc(sizeof(*r), GFP_KERNEL_ACCOUNT);
 	if (!r)
 		return ERR_PTR(-ENOMEM);
+	kdbus_stats_live(KDBUS_STAT_LIVE_REPLIES, 1);
 
 	kref_init(&r->kref);
 	INIT_LIST_HEAD(&r->entry);
@@ -74,6 +76,7 @@ static void kdbus_reply_free(struct kref *kref)
 	kdbus_conn_unref(r->reply_src);
 	kdbus_conn_unref(r->reply_dst);
 	kfree(r);
+	kdbus_stats_live(KDBUS_STAT_LIVE_REPLIES, -1);
 }
 
 /**

@@ -2,8 +2,10 @@
 /*
  * Module-wide counters that show what the message path really did, for
  * tests and benchmarks: a PAYLOAD_VEC is copied exactly once into each
- * receiver's pool, a memfd payload not at all. They are exposed read-only
- * as /sys/kernel/debug/kdbus/stats, one "name value" line per counter.
+ * receiver's pool, a memfd payload not at all; and gauges of the live
+ * objects of each kind, so that a test can see them back at its baseline.
+ * They are exposed read-only as /sys/kernel/debug/kdbus/stats, one
+ * "name value" line per counter.
  * Without debugfs the counters still run and nothing is exposed.
  *
  * Locking: the counters are percpu_counters; adds touch only the local
@@ -28,6 +30,17 @@ static const char * const kdbus_stat_names[KDBUS_STAT_MAX] = {
 	[KDBUS_STAT_COPY_POOL]		= "copied_pool_bytes",
 	[KDBUS_STAT_MSGS]		= "messages_delivered",
 	[KDBUS_STAT_MEMFD_PASSED]	= "memfd_passed_bytes",
+	[KDBUS_STAT_LIVE_NODES]		= "live_nodes",
+	[KDBUS_STAT_LIVE_HANDLES]	= "live_handles",
+	[KDBUS_STAT_LIVE_CONNS]		= "live_connections",
+	[KDBUS_STAT_LIVE_POOLS]		= "live_pools",
+	[KDBUS_STAT_LIVE_MESSAGES]	= "live_messages",
+	[KDBUS_STAT_LIVE_ENTRIES]	= "live_queue_entries",
+	[KDBUS_STAT_LIVE_REPLIES]	= "live_replies",
+	[KDBUS_STAT_LIVE_NAMES]		= "live_names",
+	[KDBUS_STAT_LIVE_OWNERS]	= "live_name_owners",
+	[KDBUS_STAT_LIVE_MATCHES]	= "live_matches",
+	[KDBUS_STAT_LIVE_USERS]		= "live_users",
 };
 
 static struct percpu_counter kdbus_stats[KDBUS_STAT_MAX];
@@ -45,6 +58,18 @@ void kdbus_stats_add(enum kdbus_stat stat, u64 n)
 {
 	if (n > 0)
 		percpu_counter_add_batch(&kdbus_stats[stat], n, S32_MAX);
+}
+
+/**
+ * kdbus_stats_live() - count an object of a kind created or freed
+ * @stat:	the LIVE gauge of the object's kind
+ * @delta:	1 when one is created, -1 when one is freed
+ *
+ * Context: any (percpu_counter_add_batch() disables interrupts as needed).
+ */
+void kdbus_stats_live(enum kdbus_stat stat, int delta)
+{
+	percpu_counter_add_batch(&kdbus_stats[stat], delta, S32_MAX);
 }
 
 static int kdbus_stats_show(struct seq_file *m, void *unused)

@@ -22,7 +22,24 @@
  * @KDBUS_STAT_MSGS:		messages placed into a receiver's pool
  * @KDBUS_STAT_MEMFD_PASSED:	memfd payload bytes handed to receivers
  *				by reference, without a copy
+ * @KDBUS_STAT_LIVE_NODES:	live nodes (domains, control files, buses,
+ *				endpoints)
+ * @KDBUS_STAT_LIVE_HANDLES:	live file handles (open kdbus files)
+ * @KDBUS_STAT_LIVE_CONNS:	live connections (struct kdbus_conn)
+ * @KDBUS_STAT_LIVE_POOLS:	live pools
+ * @KDBUS_STAT_LIVE_MESSAGES:	live staged messages (in a SEND, or shared
+ *				by queue entries)
+ * @KDBUS_STAT_LIVE_ENTRIES:	live queue entries
+ * @KDBUS_STAT_LIVE_REPLIES:	live reply records
+ * @KDBUS_STAT_LIVE_NAMES:	live well-known name entries
+ * @KDBUS_STAT_LIVE_OWNERS:	live name ownership/queue records
+ * @KDBUS_STAT_LIVE_MATCHES:	live match entries
+ * @KDBUS_STAT_LIVE_USERS:	live per-user accounting objects
  * @KDBUS_STAT_MAX:		number of counters
+ *
+ * The LIVE counters are gauges (created minus freed): with no kdbus file
+ * open and no mount they are 0, and a test that leaves the module as it
+ * found it leaves them at their previous values.
  */
 enum kdbus_stat {
 	KDBUS_STAT_COPY_USER,
@@ -30,10 +47,22 @@ enum kdbus_stat {
 	KDBUS_STAT_COPY_POOL,
 	KDBUS_STAT_MSGS,
 	KDBUS_STAT_MEMFD_PASSED,
+	KDBUS_STAT_LIVE_NODES,
+	KDBUS_STAT_LIVE_HANDLES,
+	KDBUS_STAT_LIVE_CONNS,
+	KDBUS_STAT_LIVE_POOLS,
+	KDBUS_STAT_LIVE_MESSAGES,
+	KDBUS_STAT_LIVE_ENTRIES,
+	KDBUS_STAT_LIVE_REPLIES,
+	KDBUS_STAT_LIVE_NAMES,
+	KDBUS_STAT_LIVE_OWNERS,
+	KDBUS_STAT_LIVE_MATCHES,
+	KDBUS_STAT_LIVE_USERS,
 	KDBUS_STAT_MAX,
 };
 
 void kdbus_stats_add(enum kdbus_stat stat, u64 n);
+void kdbus_stats_live(enum kdbus_stat stat, int delta);
 int kdbus_stats_init(void);
 void kdbus_stats_exit(void);
 

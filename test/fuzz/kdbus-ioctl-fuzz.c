@@ -12,18 +12,22 @@
  * offsets, names, bloom data, fds of several kinds and memfds. Inputs that
  * hit new edges (hashed PC pairs) join the corpus. Several worker processes
  * fuzz one bus at the same time (connection ids are small, so they address
- * each other). Kernel reports are judged by the VM harness; each worker
+ * each other), and within a worker an input can start threads that run
+ * parts of it concurrently on the same connections (spawn()). Kernel reports are judged by the VM harness; each worker
  * writes the input it is executing to its slot file first, so the input
  * that was running at a crash is known.
  *
  *   kdbus-ioctl-fuzz -t SECONDS [-j WORKERS] [-c CORPUS-DIR] [-o OUT-DIR]
  *   kdbus-ioctl-fuzz -r FILE	(replay one input once)
+ *   kdbus-ioctl-fuzz -m FILE [-o OUT-DIR]	(minimise an input that makes the
+ *				kernel report; see minimise())
  * New corpus entries are written to OUT-DIR; statistics go to stdout.
  */
 #include <dirent.h>
 #include <errno.h>
 #include <fcntl.h>
 #include <getopt.h>
+#include <pthread.h>
 #include <signal.h>
 #include <stdint.h>
 #include <stdio.h>
@@ -53,6 +57,23 @@
 
 static unsigned long *cover;
 static uint8_t seen[1 << MAP_BITS];
+
+/* the distinct kdbus.ko PCs (KCOV call sites) reached: a hash set */
+#define PC_BITS		15
+static uint64_t pcs[1 << PC_BITS];
+static unsigned int npcs;
+
+static void pc_add(uint64_t pc)
+{
+	uint32_t h = (uint32_t)(pc * 0x9e3779b97f4a7c15ULL >> (64 - PC_BITS));
+
+	while (pcs[h] && pcs[h] != pc)
+		h = (h + 1) & ((1 << PC_BITS) - 1);
+	if (!pcs[h] && npcs < (1 << PC_BITS) - 1) {
+		pcs[h] = pc;
+		npcs++;
+	}
+}
 static const char *bus_path;
 
 struct in { const uint8_t *p; size_t n, i; };
@@ -96,25 +117,49 @@ static const char *const names[] = {
 	".org.x", "org.fuzz.very.long.name.with.many.elements.to.check",
 };
 
+#define MAX_MAPS	16
+static void *maps[MAX_MAPS];
+static int nmaps;
+static pthread_mutex_t maps_lock = PTHREAD_MUTEX_INITIALIZER;
+
 static int some_fd(struct in *in)
 {
-	switch (get(in, 1) & 7) {
-	case 0: return memfd_create("fuzz", MFD_ALLOW_SEALING);
-	case 1: {
-		int fd = memfd_create("fuzz", MFD_ALLOW_SEALING);
+	int fd, sv[2];
 
+	switch (get(in, 1) & 15) {
+	case 0: return memfd_create("fuzz", MFD_ALLOW_SEALING);
+	case 1:
+		fd = memfd_create("fuzz", MFD_ALLOW_SEALING);
 		if (fd >= 0) {
 			ftruncate(fd, get(in, 2));
 			fcntl(fd, F_ADD_SEALS, F_SEAL_SHRINK | F_SEAL_GROW |
 			      F_SEAL_WRITE | F_SEAL_SEAL);
 		}
 		return fd;
-	}
 	case 2: return eventfd(0, 0);
-	case 3: { int sv[2]; return socketpair(AF_UNIX, SOCK_STREAM, 0, sv) ? -1 : sv[0]; }
+	case 3: return socketpair(AF_UNIX, SOCK_STREAM, 0, sv) ? -1 : sv[0];
 	case 4: return open("/dev/null", O_RDWR);
-	case 5: return conns[get(in, 1) % NCONN].fd;	/* a kdbus fd */
-	case 6: return open(bus_path, O_RDWR);
+	case 5: return conns[get(in, 1) % NCONN].fd;	/* a kdbus connection */
+	case 6: return open(bus_path, O_RDWR);		/* a fresh kdbus handle */
+	case 7: return 100;				/* the control handle */
+	case 8: return pipe(sv) ? -1 : sv[get(in, 1) & 1];
+	case 9: return open("/", O_PATH);
+	case 10: return open("/", O_RDONLY | O_DIRECTORY);
+	case 11: return socketpair(AF_UNIX, SOCK_DGRAM, 0, sv) ? -1 : sv[1];
+	case 12: return open("/sys/fs/kdbus", O_RDONLY | O_DIRECTORY);
+	case 13:	/* a memfd that is mapped writable (so it cannot be sealed) */
+		fd = memfd_create("fuzz", MFD_ALLOW_SEALING);
+		if (fd >= 0 && ftruncate(fd, 4096) == 0) {
+			void *m = mmap(NULL, 4096, PROT_WRITE, MAP_SHARED, fd, 0);
+
+			pthread_mutex_lock(&maps_lock);
+			if (m != MAP_FAILED && nmaps < MAX_MAPS)
+				maps[nmaps++] = m;
+			else if (m != MAP_FAILED)
+				munmap(m, 4096);
+			pthread_mutex_unlock(&maps_lock);
+		}
+		return fd;
 	default: return (int)(get(in, 1)) - 2;		/* bad fds */
 	}
 }
@@ -224,9 +269,54 @@ static void do_hello(struct in *in, struct conn *c)
 	}
 }
 
+#define MAX_THREADS	4
+static pthread_t threads[MAX_THREADS];
+static struct in thread_in[MAX_THREADS];
+static int nthreads;
+
+static void run_ops(struct in *in, int top);
+
+static void *op_thread(void *arg)
+{
+	run_ops(arg, 0);
+	return NULL;
+}
+
+/*
+ * The next bytes of the input (a sub-program) run in a new thread while this
+ * one goes on: the same connections, fds and pools used concurrently (SEND
+ * against close, RECV against BYEBYE, HELLO against FREE, ...). Only the
+ * main thread is KCOV-traced; all threads are joined before the input's
+ * connections are reset.
+ */
+static void spawn(struct in *in)
+{
+	size_t k = get(in, 1) % 96;
+	struct in *sub;
+
+	if (k > in->n - in->i)
+		k = in->n - in->i;
+	if (nthreads >= MAX_THREADS || !k)
+		return;
+	sub = &thread_in[nthreads];
+	*sub = (struct in){ in->p + in->i, k, 0 };
+	in->i += k;
+	if (pthread_create(&threads[nthreads], NULL, op_thread, sub) == 0)
+		nthreads++;
+}
+
 static void run_input(const uint8_t *data, size_t n)
 {
 	struct in in = { data, n, 0 };
+
+	run_ops(&in, 1);
+	while (nthreads > 0)
+		pthread_join(threads[--nthreads], NULL);
+}
+
+static void run_ops(struct in *in_, int top)
+{
+	struct in in = *in_;
 
 	while (in.i < in.n) {
 		uint8_t buf[4096] __attribute__((aligned(8))) = { 0 };
@@ -352,7 +442,11 @@ static void run_input(const uint8_t *data, size_t n)
 			len = sizeof(*cmd);
 			req = KDBUS_CMD_BYEBYE;
 			break;
-		default:			/* close */
+		default:			/* close, or a concurrent thread */
+			if (top && (get(&in, 1) & 3) == 0) {
+				spawn(&in);
+				continue;
+			}
 			close(c->fd);
 			c->fd = -1;
 			continue;
@@ -362,7 +456,7 @@ static void run_input(const uint8_t *data, size_t n)
 	}
 }
 
-static int kcov_fd = -1;
+static int kcov_fd = -1, kmsg = -1;
 
 static void reset_conns(void)
 {
@@ -374,9 +468,11 @@ static void reset_conns(void)
 		conns[k].fd = -1;
 		conns[k].pool = NULL;
 	}
+	while (nmaps > 0)
+		munmap(maps[--nmaps], 4096);
 	/* fds the input created (memfds, eventfds, sockets) */
 	for (int fd = 3; fd < 1024; fd++)
-		if (fd != 100 && fd != kcov_fd)
+		if (fd != 100 && fd != kcov_fd && fd != kmsg)
 			close(fd);
 }
 
@@ -399,6 +495,7 @@ static unsigned int execute(const uint8_t *data, size_t n)
 		if (!seen[e]) {
 			seen[e] = 1;
 			fresh++;
+			pc_add(pc);
 		}
 		prev = pc;
 	}
@@ -537,21 +634,161 @@ static int worker(int id, unsigned int secs, const char *cdir, const char *odir)
 		}
 		if (time(NULL) - last >= 10) {
 			last = time(NULL);
-			printf("worker %d: %lus execs %lu (%.1f/s) edges %lu corpus %d\n",
+			printf("worker %d: %lus execs %lu (%.1f/s) edges %lu pcs %u corpus %d\n",
 			       id, (unsigned long)(last - start), execs,
-			       execs / (double)(last - start), edges, ncorpus);
+			       execs / (double)(last - start), edges, npcs, ncorpus);
 			fflush(stdout);
 		}
 	}
-	printf("worker %d: done: execs %lu in %us (%.1f/s), edges %lu, corpus %d\n",
-	       id, execs, secs, execs / (double)(secs ? secs : 1), edges, ncorpus);
+	printf("worker %d: done: execs %lu in %us (%.1f/s), edges %lu, pcs %u, corpus %d\n",
+	       id, execs, secs, execs / (double)(secs ? secs : 1), edges, npcs, ncorpus);
+	/* for the parent's totals over all workers */
+	snprintf(slot, sizeof(slot), "/tmp/fuzz-cover-%d", id);
+	FILE *f = fopen(slot, "wb");
+
+	if (f) {
+		fprintf(f, "%lu\n", execs);
+		fwrite(seen, 1, sizeof(seen), f);
+		fwrite(pcs, sizeof(*pcs), 1 << PC_BITS, f);
+		fclose(f);
+	}
+	return 0;
+}
+
+/* the union of the workers' coverage */
+static void totals(unsigned int workers, unsigned int secs)
+{
+	static uint8_t s2[1 << MAP_BITS];
+	static uint64_t p2[1 << PC_BITS];
+	unsigned long execs = 0, total = 0;
+	unsigned int edges = 0;
+
+	for (unsigned int w = 0; w < workers; w++) {
+		char p[64];
+		FILE *f;
+		unsigned long e;
+
+		snprintf(p, sizeof(p), "/tmp/fuzz-cover-%u", w);
+		f = fopen(p, "rb");
+		if (!f)
+			continue;
+		if (fscanf(f, "%lu\n", &e) == 1 &&
+		    fread(s2, 1, sizeof(s2), f) == sizeof(s2) &&
+		    fread(p2, sizeof(*p2), 1 << PC_BITS, f) == 1 << PC_BITS) {
+			execs += e;
+			for (size_t k = 0; k < sizeof(s2); k++)
+				seen[k] |= s2[k];
+			for (size_t k = 0; k < 1 << PC_BITS; k++)
+				if (p2[k])
+					pc_add(p2[k]);
+		}
+		fclose(f);
+	}
+	for (size_t k = 0; k < sizeof(seen); k++)
+		edges += seen[k];
+	total = execs;
+	printf("fuzz: total: %lu execs in %us (%.1f/s), %u edges, %u kdbus.ko PCs\n",
+	       total, secs, total / (double)(secs ? secs : 1), edges, npcs);
+}
+
+/*
+ * -m FILE: minimise an input that makes the kernel report (KASAN, UBSAN,
+ * lockdep, WARN, ...; boot with kasan_multi_shot so KASAN reports every
+ * time). The input is replayed up to REPEAT times (races need several
+ * tries) and chunks are removed while the report still comes (ddmin over
+ * bytes). The result goes to OUT-DIR/min and, as hex, to stdout.
+ */
+#define REPEAT	20
+
+static int kernel_reported(void)
+{
+	static const char *const bad[] = {
+		"BUG:", "WARNING:", "KASAN", "UBSAN", "Oops",
+		"general protection", "possible circular", "possible recursive",
+		"inconsistent lock", "list_add corruption", "list_del corruption",
+		"refcount_t:", "sleeping function called", "kernel BUG",
+	};
+	char rec[8192];
+	int hit = 0;
+	ssize_t n;
+
+	usleep(20000);		/* RCU callbacks, deferred frees */
+	while ((n = read(kmsg, rec, sizeof(rec) - 1)) != 0) {
+		if (n < 0) {
+			if (errno == EPIPE)
+				continue;	/* overwritten: read on */
+			break;		/* EAGAIN: no more */
+		}
+		rec[n] = 0;
+		for (size_t k = 0; k < sizeof(bad) / sizeof(*bad); k++)
+			if (strstr(rec, bad[k]))
+				hit = 1;
+	}
+	return hit;
+}
+
+static int reproduces(const uint8_t *d, size_t n)
+{
+	for (int r = 0; r < REPEAT; r++) {
+		run_input(d, n);
+		reset_conns();
+		if (kernel_reported())
+			return 1;
+	}
+	return 0;
+}
+
+static int minimise(const char *file, const char *odir)
+{
+	uint8_t d[MAX_IN], t[MAX_IN];
+	FILE *f = fopen(file, "rb");
+	size_t n = f ? fread(d, 1, sizeof(d), f) : 0;
+	char p[1024];
+
+	if (!f)
+		return 2;
+	fclose(f);
+	for (int k = 0; k < NCONN; k++)
+		conns[k].fd = -1;
+	kmsg = open("/dev/kmsg", O_RDONLY | O_NONBLOCK);
+	if (kmsg < 0) {
+		perror("/dev/kmsg");
+		return 2;
+	}
+	lseek(kmsg, 0, SEEK_END);
+	if (!reproduces(d, n)) {
+		printf("minimise: %s (%zu bytes) does not reproduce alone\n", file, n);
+		return 1;
+	}
+	for (size_t chunk = n / 2; chunk >= 1; chunk /= 2) {
+		for (size_t i = 0; i + chunk <= n;) {
+			memcpy(t, d, i);
+			memcpy(t + i, d + i + chunk, n - i - chunk);
+			if (reproduces(t, n - chunk)) {
+				n -= chunk;
+				memcpy(d, t, n);
+			} else {
+				i += chunk;
+			}
+		}
+	}
+	snprintf(p, sizeof(p), "%s/min", odir ? odir : "/tmp");
+	f = fopen(p, "wb");
+	if (f) {
+		fwrite(d, 1, n, f);
+		fclose(f);
+	}
+	printf("minimise: %zu bytes:", n);
+	for (size_t k = 0; k < n; k++)
+		printf(" %02x", d[k]);
+	printf("\n");
 	return 0;
 }
 
 int main(int argc, char **argv)
 {
 	unsigned int secs = 60, workers = 2;
-	const char *cdir = NULL, *odir = NULL, *replay = NULL;
+	const char *cdir = NULL, *odir = NULL, *replay = NULL, *mini = NULL;
 	char name[64], path[256];
 	struct {
 		struct kdbus_cmd m;
@@ -560,15 +797,16 @@ int main(int argc, char **argv)
 	struct kdbus_item *it;
 	int ctl, c, rc = 0;
 
-	while ((c = getopt(argc, argv, "t:j:c:o:r:")) != -1) {
+	while ((c = getopt(argc, argv, "t:j:c:o:r:m:")) != -1) {
 		switch (c) {
 		case 't': secs = atoi(optarg); break;
 		case 'j': workers = atoi(optarg); break;
 		case 'c': cdir = optarg; break;
 		case 'o': odir = optarg; break;
 		case 'r': replay = optarg; break;
+		case 'm': mini = optarg; break;
 		default:
-			fprintf(stderr, "usage: %s [-t SECS] [-j N] [-c DIR] [-o DIR] [-r FILE]\n", argv[0]);
+			fprintf(stderr, "usage: %s [-t SECS] [-j N] [-c DIR] [-o DIR] [-r FILE] [-m FILE]\n", argv[0]);
 			return 2;
 		}
 	}
@@ -600,6 +838,8 @@ int main(int argc, char **argv)
 	if (dup2(ctl, 100) < 0)
 		return 2;
 	close(ctl);
+	if (mini)
+		return minimise(mini, odir);
 	if (replay) {
 		uint8_t d[MAX_IN];
 		FILE *f = fopen(replay, "rb");
@@ -617,8 +857,12 @@ int main(int argc, char **argv)
 	for (unsigned int w = 0; w < workers; w++) {
 		pid_t pid = fork();
 
-		if (pid == 0)
-			_exit(worker(w, secs, cdir, odir));
+		if (pid == 0) {
+			int wr = worker(w, secs, cdir, odir);
+
+			fflush(NULL);	/* stdout may be a file: fully buffered */
+			_exit(wr);
+		}
 	}
 	for (unsigned int w = 0; w < workers; w++) {
 		int st;
@@ -628,5 +872,6 @@ int main(int argc, char **argv)
 			rc = 1;
 		}
 	}
+	totals(workers, secs);
 	return rc;
 }
