@@ -3,7 +3,7 @@
 #
 # Every man page of the project must render without a single warning:
 # Documentation/man7/*.7 (the ABI, kdbus(7) and friends) and the
-# Documentation/*.1 and *.3 pages. For each page, both
+# Documentation/*.1 and *.3 pages and Documentation/man8/*.8 (kdbus-proxy(8)). For each page, both
 #   man --warnings -l PAGE >/dev/null
 #   groff -man -ww -z PAGE
 # must print nothing and exit 0, and the page must have a .TH line and a
@@ -17,7 +17,7 @@ doc=$top/Documentation
 if [ $# -gt 0 ]; then
 	pages="$*"
 else
-	pages=$(ls "$doc"/man7/*.7 "$doc"/*.1 "$doc"/*.3 2>/dev/null)
+	pages=$(ls "$doc"/man7/*.7 "$doc"/man8/*.8 "$doc"/*.1 "$doc"/*.3 2>/dev/null)
 fi
 
 n=0
