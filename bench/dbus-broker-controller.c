@@ -21,7 +21,7 @@
  * calls with an error.
  *
  * Messages are built and parsed with libkdbus's D-Bus 1 marshaller
- * (lib/message.h), framed by bench/dbus1-stream.h.
+ * (lib/message.h), framed by test/proxy/dbus1.h.
  */
 
 #define _GNU_SOURCE
@@ -40,7 +40,7 @@
 #include <sys/wait.h>
 #include <unistd.h>
 
-#include "dbus1-stream.h"
+#include "dbus1.h"
 #include "message.h"
 
 #define BROKER_PATH      "/org/bus1/DBus/Broker"
@@ -87,7 +87,8 @@ static int append_batch(struct kdbus_message *m)
 static int add_listener(struct d1 *c, int listen_fd)
 {
         struct kdbus_message *m = NULL, *reply = NULL;
-        uint32_t serial, rs;
+        uint64_t deadline;
+        uint32_t serial;
         int r;
 
         r = kdbus_message_new_method_call(&m, NULL, BROKER_PATH, BROKER_INTERFACE, "AddListener");
@@ -121,18 +122,20 @@ static int add_listener(struct d1 *c, int listen_fd)
                 kdbus_message_unref(m);
                 return r;
         }
-        r = d1_send(c, m, &listen_fd, 1, &serial);
+        r = d1_send_fds(c, m, &listen_fd, 1);
+        serial = kdbus_message_get_serial(m);
         kdbus_message_unref(m);
         if (r < 0)
                 return r;
+        deadline = d1_now_ms() + 10000;
         for (;;) {
-                r = d1_recv(c, &reply, d1_now_ms() + 10000);
+                r = d1_recv(c, &reply, d1_left_ms(deadline));
                 if (r < 0) {
                         fprintf(stderr, "dbus-broker-controller: no reply to AddListener: %s\n",
                                 strerror(-r));
                         return r;
                 }
-                if (kdbus_message_get_reply_serial(reply, &rs) >= 0 && rs == serial)
+                if (d1_is_reply_to(reply, serial))
                         break;
                 kdbus_message_unref(reply);
                 reply = NULL;
@@ -177,7 +180,7 @@ static int dispatch(struct d1 *c, struct kdbus_message *m)
                                             "dbus-broker-controller does not implement this");
         if (r < 0)
                 return 0;       /* an unanswerable call is the broker's business */
-        r = d1_send(c, e, NULL, 0, NULL);
+        r = d1_send(c, e);
         kdbus_message_unref(e);
         return r;
 }
@@ -216,7 +219,7 @@ int main(int argc, char **argv)
         struct sockaddr_un sa = { .sun_family = AF_UNIX };
         char idbuf[33];
         int sp[2], lp[2] = { -1, -1 }, lfd, sfd, c, r, status, ret = 1;
-        struct d1 conn;
+        struct d1 conn = { .fd = -1 };
         sigset_t mask;
         pid_t pid;
 
@@ -234,7 +237,6 @@ int main(int argc, char **argv)
                 usage();
                 return 2;
         }
-        d1_init(&conn, -1);
         if (!strncmp(address, "unix:path=", 10))
                 address += 10;
         if (strchr(address, ',') || strchr(address, ';') || !*address ||
@@ -301,7 +303,7 @@ int main(int argc, char **argv)
                 close(lp[1]);
         conn.fd = sp[0];
 
-        r = d1_auth(&conn, true, d1_now_ms() + 10000);
+        r = d1_auth(conn.fd, D1_AUTH_IR | D1_AUTH_FDS, 10000);
         if (r < 0) {
                 fprintf(stderr, "dbus-broker-controller: SASL with the broker: %s\n", strerror(-r));
                 goto out_kill;
@@ -357,7 +359,7 @@ int main(int argc, char **argv)
                         struct kdbus_message *m = NULL;
 
                         /* read what is there; d1_recv returns at the first whole message */
-                        r = d1_fill(&conn, 0);
+                        r = d1_fill(&conn, conn.len + 1, 0);
                         while (r >= 0) {
                                 size_t total;
 

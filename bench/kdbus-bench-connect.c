@@ -52,7 +52,7 @@
 #include <unistd.h>
 
 #include "bus.h"
-#include "dbus1-stream.h"
+#include "dbus1.h"
 #include "message.h"
 
 #define SERVICE_NAME  "org.kdbus.BenchConnect"
@@ -320,22 +320,18 @@ static void kdbus_teardown(struct kdbus_env *k)
 static int d1_echo(const char *address, uint32_t *pid, bool quit)
 {
         struct kdbus_message *m = NULL, *reply = NULL;
-        int64_t deadline = d1_now_ms() + TIMEOUT_MS;
+        uint64_t deadline = d1_now_ms() + TIMEOUT_MS;
         struct d1 c;
         uint32_t n;
-        int fd, r;
-
-        fd = d1_connect_address(address);
-        if (fd < 0) {
-                fprintf(stderr, "kdbus-bench-connect: connect %s: %s\n", address, strerror(-fd));
-                return fd;
-        }
-        d1_init(&c, fd);
+        int r;
         double t0 = now_us();
 
-        r = d1_auth(&c, false, deadline);
-        if (r >= 0)
-                r = d1_hello(&c, deadline);
+        r = d1_open(&c, address, D1_AUTH_IR, TIMEOUT_MS);
+        if (r < 0) {
+                fprintf(stderr, "kdbus-bench-connect: connect %s: %s\n", address, strerror(-r));
+                d1_close(&c);
+                return r;
+        }
         if (verbose)
                 fprintf(stderr, "  dbus-daemon: connect+SASL+Hello %.1f us\n", now_us() - t0);
         if (r >= 0)
@@ -343,8 +339,10 @@ static int d1_echo(const char *address, uint32_t *pid, bool quit)
         if (r >= 0)
                 r = kdbus_message_append(m, "u", 7u);
         if (r >= 0)
-                r = d1_call(&c, m, deadline, &reply);
-        if (r >= 0 && kdbus_message_read(reply, "uu", &n, pid) < 0)
+                r = d1_call(&c, m, &reply, d1_left_ms(deadline));
+        if (r >= 0 && kdbus_message_get_type(reply) == KDBUS_MESSAGE_ERROR)
+                r = -EREMOTEIO;
+        else if (r >= 0 && kdbus_message_read(reply, "uu", &n, pid) < 0)
                 r = -EBADMSG;
         if (r < 0)
                 fprintf(stderr, "kdbus-bench-connect: dbus-daemon Echo: %s %s\n", strerror(-r),
@@ -355,7 +353,9 @@ static int d1_echo(const char *address, uint32_t *pid, bool quit)
         if (r >= 0 && quit) {
                 r = kdbus_message_new_method_call(&m, SERVICE_NAME, SERVICE_PATH, SERVICE_IFACE, "Quit");
                 if (r >= 0)
-                        r = d1_call(&c, m, deadline, &reply);
+                        r = d1_call(&c, m, &reply, d1_left_ms(deadline));
+                if (r >= 0 && kdbus_message_get_type(reply) == KDBUS_MESSAGE_ERROR)
+                        r = -EREMOTEIO;
                 kdbus_message_unref(m);
                 kdbus_message_unref(reply);
                 m = reply = NULL;
@@ -366,7 +366,9 @@ static int d1_echo(const char *address, uint32_t *pid, bool quit)
                         if (r >= 0)
                                 r = kdbus_message_append(m, "s", SERVICE_NAME);
                         if (r >= 0)
-                                r = d1_call(&c, m, deadline, &reply);
+                                r = d1_call(&c, m, &reply, d1_left_ms(deadline));
+                        if (r >= 0 && kdbus_message_get_type(reply) == KDBUS_MESSAGE_ERROR)
+                                r = -EREMOTEIO;
                         kdbus_message_unref(m);
                         kdbus_message_unref(reply);
                         m = reply = NULL;
@@ -533,23 +535,21 @@ out:
 static int d1_service(void)
 {
         const char *address = getenv("DBUS_STARTER_ADDRESS");
-        int64_t deadline = d1_now_ms() + TIMEOUT_MS;
         struct kdbus_message *m = NULL;
         uint32_t rn_serial = 0;
         struct d1 c;
-        int fd, r;
+        int r;
 
         if (!address) {
                 fprintf(stderr, "kdbus-bench-connect --d1-service: no DBUS_STARTER_ADDRESS\n");
                 return 2;
         }
-        fd = d1_connect_address(address);
-        if (fd < 0)
+        r = d1_open(&c, address, D1_AUTH_IR, TIMEOUT_MS);
+        if (r < 0) {
+                fprintf(stderr, "kdbus-bench-connect --d1-service: %s\n", strerror(-r));
+                d1_close(&c);
                 return 1;
-        d1_init(&c, fd);
-        r = d1_auth(&c, false, deadline);
-        if (r >= 0)
-                r = d1_hello(&c, deadline);
+        }
         /* the queued calls may come before the RequestName reply: one loop */
         if (r >= 0)
                 r = kdbus_message_new_method_call(&m, "org.freedesktop.DBus", "/org/freedesktop/DBus",
@@ -557,7 +557,9 @@ static int d1_service(void)
         if (r >= 0)
                 r = kdbus_message_append(m, "su", SERVICE_NAME, 4u /* DO_NOT_QUEUE */);
         if (r >= 0)
-                r = d1_send(&c, m, NULL, 0, &rn_serial);
+                r = d1_send(&c, m);
+        if (r >= 0)
+                rn_serial = kdbus_message_get_serial(m);
         kdbus_message_unref(m);
         if (r < 0) {
                 fprintf(stderr, "kdbus-bench-connect --d1-service: %s\n", strerror(-r));
@@ -570,7 +572,7 @@ static int d1_service(void)
                 bool quit = false;
                 uint32_t n;
 
-                r = d1_recv(&c, &in, -1);
+                r = d1_next(&c, &in, -1);
                 if (r < 0)
                         break;
                 member = kdbus_message_get_member(in);
@@ -600,7 +602,7 @@ static int d1_service(void)
                                                     member);
                 }
                 if (r >= 0 && !(kdbus_message_get_flags(in) & KDBUS_MESSAGE_NO_REPLY_EXPECTED))
-                        r = d1_send(&c, out, NULL, 0, NULL);
+                        r = d1_send(&c, out);
                 kdbus_message_unref(out);
                 kdbus_message_unref(in);
                 if (quit || r < 0)

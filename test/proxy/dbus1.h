@@ -3,11 +3,11 @@
 
 /*
  * A minimal classic D-Bus 1 client over a unix socket for the proxy tests,
- * the client fuzzer and the D-Bus 1 benchmark: SASL EXTERNAL (with or
- * without an initial response, optionally pipelined with BEGIN and
- * NEGOTIATE_UNIX_FD), Hello, sending and receiving messages built and
- * parsed by libkdbus's marshaller (lib/message.h). Header-only: every
- * function is static.
+ * the client fuzzer and the benchmarks (bench/, built with -I test/proxy):
+ * SASL EXTERNAL (with or without an initial response, optionally
+ * pipelined with BEGIN and NEGOTIATE_UNIX_FD), Hello, sending and
+ * receiving messages (descriptors too) built and parsed by libkdbus's
+ * marshaller (lib/message.h). Header-only: every function is static.
  */
 
 #include <errno.h>
@@ -42,6 +42,16 @@ static inline uint64_t d1_now_ms(void)
 
         clock_gettime(CLOCK_MONOTONIC, &ts);
         return (uint64_t)ts.tv_sec * 1000 + (uint64_t)ts.tv_nsec / 1000000;
+}
+
+/* the timeout left until @deadline (a d1_now_ms() time): 0 once it has passed */
+static inline int d1_left_ms(uint64_t deadline)
+{
+        uint64_t now = d1_now_ms();
+
+        if (now >= deadline)
+                return 0;
+        return deadline - now > INT32_MAX ? INT32_MAX : (int)(deadline - now);
 }
 
 /* "unix:path=P[,...]" or a plain path; returns the fd or -errno */
