@@ -112,4 +112,6 @@ int bus_add_match_rule(struct kdbus_bus *bus, struct kdbus_slot **slot,
 int bus_driver_activate(struct kdbus_bus *bus, const char *name, uint64_t timeout_usec);
 
 /* driver.c */
+int bus_driver_seal(struct kdbus_message *m, int r, const char *dest,
+                    struct kdbus_message **ret);
 int bus_driver_call(struct kdbus_bus *bus, struct kdbus_message *call, struct kdbus_message **reply);

@@ -2190,18 +2190,7 @@ static int driver_signal(struct kdbus_message **ret, const char *member, const c
         va_start(ap, types);
         r = kdbus_message_appendv(m, types, ap);
         va_end(ap);
-        if (r >= 0)
-                r = kdbus_message_set_flags(m, KDBUS_MESSAGE_NO_REPLY_EXPECTED);
-        if (r >= 0 && dest)
-                r = kdbus_message_set_destination(m, dest);
-        if (r >= 0)
-                r = kdbus_message_seal(m, KDBUS_LOCAL_SERIAL, KDBUS_DRIVER_NAME);
-        if (r < 0) {
-                kdbus_message_unref(m);
-                return r;
-        }
-        *ret = m;
-        return 0;
+        return bus_driver_seal(m, r, dest, ret);
 }
 
 static int synth_reply_error(struct kdbus_bus *bus, struct kdbus_slot *call, const char *name,

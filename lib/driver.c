@@ -38,6 +38,35 @@
 /* ------------------------------------------------------------------ */
 /* the local org.freedesktop.DBus driver (libkdbus(3)) */
 
+/**
+ * bus_driver_seal() - finish a message the local driver sends
+ * @m:          the message (consumed)
+ * @r:          the result of building it so far (negative: give up)
+ * @dest:       destination to set, or NULL
+ * @ret:        the sealed message
+ *
+ * Driver messages expect no reply and are sealed with the local serial
+ * and the driver's name as their sender.
+ *
+ * Return: 0, or a negative errno (@m is freed then).
+ */
+int bus_driver_seal(struct kdbus_message *m, int r, const char *dest,
+                    struct kdbus_message **ret)
+{
+        if (r >= 0)
+                r = kdbus_message_set_flags(m, KDBUS_MESSAGE_NO_REPLY_EXPECTED);
+        if (r >= 0 && dest)
+                r = kdbus_message_set_destination(m, dest);
+        if (r >= 0)
+                r = kdbus_message_seal(m, KDBUS_LOCAL_SERIAL, KDBUS_DRIVER_NAME);
+        if (r < 0) {
+                kdbus_message_unref(m);
+                return r;
+        }
+        *ret = m;
+        return 0;
+}
+
 static int driver_reply_error(struct kdbus_message *call, struct kdbus_message **reply,
                               const char *name, const char *text)
 {
@@ -45,16 +74,7 @@ static int driver_reply_error(struct kdbus_message *call, struct kdbus_message *
         int r;
 
         r = kdbus_message_new_error(&m, call, name, text);
-        if (r >= 0)
-                r = kdbus_message_set_flags(m, KDBUS_MESSAGE_NO_REPLY_EXPECTED);
-        if (r >= 0)
-                r = kdbus_message_seal(m, KDBUS_LOCAL_SERIAL, KDBUS_DRIVER_NAME);
-        if (r < 0) {
-                kdbus_message_unref(m);
-                return r;
-        }
-        *reply = m;
-        return 0;
+        return bus_driver_seal(m, r, NULL, reply);
 }
 
 static int driver_reply(struct kdbus_message *call, struct kdbus_message **reply,
@@ -72,16 +92,7 @@ static int driver_reply(struct kdbus_message *call, struct kdbus_message **reply
                 r = kdbus_message_appendv(m, types, ap);
                 va_end(ap);
         }
-        if (r >= 0)
-                r = kdbus_message_set_flags(m, KDBUS_MESSAGE_NO_REPLY_EXPECTED);
-        if (r >= 0)
-                r = kdbus_message_seal(m, KDBUS_LOCAL_SERIAL, KDBUS_DRIVER_NAME);
-        if (r < 0) {
-                kdbus_message_unref(m);
-                return r;
-        }
-        *reply = m;
-        return 0;
+        return bus_driver_seal(m, r, NULL, reply);
 }
 
 static int driver_reply_strv(struct kdbus_message *call, struct kdbus_message **reply,
@@ -550,16 +561,7 @@ static int driver_properties(struct kdbus_message *call, struct kdbus_message **
                 if (r >= 0)
                         r = kdbus_message_close_container(m);
         }
-        if (r >= 0)
-                r = kdbus_message_set_flags(m, KDBUS_MESSAGE_NO_REPLY_EXPECTED);
-        if (r >= 0)
-                r = kdbus_message_seal(m, KDBUS_LOCAL_SERIAL, KDBUS_DRIVER_NAME);
-        if (r < 0) {
-                kdbus_message_unref(m);
-                return r;
-        }
-        *reply = m;
-        return 0;
+        return bus_driver_seal(m, r, NULL, reply);
 }
 
 int bus_driver_call(struct kdbus_bus *bus, struct kdbus_message *call,
