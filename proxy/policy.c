@@ -382,68 +382,79 @@ static bool parse_u32(const char *s, uint32_t *ret)
         return true;
 }
 
+/*
+ * One getpw*_r() or getgr*_r() call into @buf: 0 and *out set when found,
+ * ERANGE when @buf is too small, another errno (ENOENT: no such entry).
+ */
+typedef int (*id_lookup_fn)(const char *s, bool numeric, uint32_t id,
+                            char *buf, size_t size, uint32_t *out);
+
+static int lookup_user(const char *s, bool numeric, uint32_t id,
+                       char *buf, size_t size, uint32_t *out)
+{
+        struct passwd pw, *res = NULL;
+        int r;
+
+        r = numeric ? getpwuid_r(id, &pw, buf, size, &res) : getpwnam_r(s, &pw, buf, size, &res);
+        if (r == 0 && !res)
+                return ENOENT;
+        if (r == 0)
+                *out = res->pw_uid;
+        return r;
+}
+
+static int lookup_group(const char *s, bool numeric, uint32_t id,
+                        char *buf, size_t size, uint32_t *out)
+{
+        struct group gr, *res = NULL;
+        int r;
+
+        r = numeric ? getgrgid_r(id, &gr, buf, size, &res) : getgrnam_r(s, &gr, buf, size, &res);
+        if (r == 0 && !res)
+                return ENOENT;
+        if (r == 0)
+                *out = res->gr_gid;
+        return r;
+}
+
+/*
+ * A name or a number through @lookup, growing the buffer from @size up to
+ * @max while the entry does not fit (groups with many members need more);
+ * false if unknown. Like dbus-daemon, a number must name an existing entry.
+ */
+static bool resolve_id(const char *s, uint32_t *id, id_lookup_fn lookup, size_t size, size_t max)
+{
+        bool numeric = parse_u32(s, id);
+        uint32_t found;
+        char *buf;
+        int r;
+
+        for (;;) {
+                buf = malloc(size);
+                if (!buf)
+                        return false;
+                r = lookup(s, numeric, *id, buf, size, &found);
+                free(buf);
+                if (r != ERANGE || size >= max)
+                        break;
+                size *= 2;
+        }
+        if (r != 0)
+                return false;
+        *id = found;
+        return true;
+}
+
 /* a user name or a numeric uid; false if unknown */
 static bool resolve_user(const char *s, uint32_t *uid)
 {
-        struct passwd pw, *res = NULL;
-        size_t size = 4096;
-        bool found = false;
-        char *buf;
-        int r;
-
-        /* like dbus-daemon, a number must name an existing user too */
-        bool numeric = parse_u32(s, uid);
-
-        for (;;) {
-                buf = malloc(size);
-                if (!buf)
-                        return false;
-                if (numeric)
-                        r = getpwuid_r(*uid, &pw, buf, size, &res);
-                else
-                        r = getpwnam_r(s, &pw, buf, size, &res);
-                if (r != ERANGE || size >= 1024 * 1024)
-                        break;
-                free(buf);
-                size *= 2;
-        }
-        if (r == 0 && res) {
-                *uid = res->pw_uid;
-                found = true;
-        }
-        free(buf);
-        return found;
+        return resolve_id(s, uid, lookup_user, 4096, 1024 * 1024);
 }
 
+/* a group name or a numeric gid; false if unknown */
 static bool resolve_group(const char *s, uint32_t *gid)
 {
-        struct group gr, *res = NULL;
-        size_t size = 16384;
-        bool found = false;
-        char *buf;
-        int r;
-
-        bool numeric = parse_u32(s, gid);
-
-        for (;;) {
-                buf = malloc(size);
-                if (!buf)
-                        return false;
-                if (numeric)
-                        r = getgrgid_r(*gid, &gr, buf, size, &res);
-                else
-                        r = getgrnam_r(s, &gr, buf, size, &res);
-                if (r != ERANGE || size >= 16 * 1024 * 1024)
-                        break;
-                free(buf);
-                size *= 2;
-        }
-        if (r == 0 && res) {
-                *gid = res->gr_gid;
-                found = true;
-        }
-        free(buf);
-        return found;
+        return resolve_id(s, gid, lookup_group, 16384, 16 * 1024 * 1024);
 }
 
 static bool is_wildcard(const char *s)
