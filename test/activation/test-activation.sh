@@ -95,7 +95,7 @@ grep -q "start session" "$T/ok.log"; t $? "DBUS_STARTER_BUS_TYPE=session is in t
 
 XDG_RUNTIME_DIR=$T/run "$TOP/tools/kdbusctl" status > "$T/status" 2>&1
 sed 's/^/# /' "$T/status"
-grep -q "^bus $BUS" "$T/status" && grep -q "activatable 8" "$T/status" &&
+grep -q "^bus $BUS" "$T/status" && grep -Eq "^  connections [0-9]+ .*, names [1-9][0-9]*, queued owners [0-9]+, activatable 8" "$T/status" &&
 	grep -Eq "^  org.t.Ok +running +:1\.[0-9]+" "$T/status" && grep -Eq "^  org.t.Hang +idle +-" "$T/status" &&
 	grep -q "messages_delivered" "$T/status"
 t $? "kdbusctl status shows the bus, activatable names with states and owners, and the counters"
@@ -130,6 +130,19 @@ sed 's/^/# /' "$T/a" "$T/b" "$T/c"
 grep -q "replies=20 errors=0 dup=0 order=ok" "$T/a" && grep -q "replies=20 errors=0 dup=0 order=ok" "$T/b" &&
 	grep -q "replies=20 errors=0 dup=0 order=ok" "$T/c"
 t $? "calls before, during and after the hand-over are each answered once, in order"
+
+# kdbusctl status while calls wait in the activator of a starting service
+"$C" "$BUS" org.t.Slow 0 quit-first > /dev/null 2>&1
+wait_for "$ST" "org.t.Slow idle" 50
+"$C" "$BUS" org.t.Slow 10 > "$T/sq" 2>&1 & SQ=$!
+wait_for "$ST" "org.t.Slow starting" 50
+XDG_RUNTIME_DIR=$T/run "$TOP/tools/kdbusctl" status > "$T/status" 2>&1
+wait $SQ
+sed 's/^/# /' "$T/status" | grep -v "^#   [a-z_]* [0-9]*$"
+queued=$(awk '/^queued messages/ { print $3 }' "$T/status")
+grep -Eq "^  org.t.Slow +starting +-" "$T/status" && [ "${queued:-0}" -ge 10 ] &&
+	grep -q "replies=10 errors=0 dup=0 order=ok" "$T/sq"
+t $? "kdbusctl status shows the starting name and the calls queued for it (queued messages ${queued:-none})"
 
 # failures: every waiting call gets an answer, the launcher logs the Spawn error
 call org.t.NoExec 3
@@ -322,7 +335,7 @@ if [ $PROXY_OK = 1 ]; then
 	burst a 4
 	sleep 0.7
 	burst b 4
-	x 200 gdbus call -a "$ADDR" -d org.t.PSlow -o /t -m org.kdbus.Test.Echo 42 > "$T/gd" 2>&1 & BURST="$BURST $!"
+	x 200 gdbus call -a "$ADDR" -d org.t.PSlow -o /t -m org.kdbus.Test.Echo "uint32 42" > "$T/gd" 2>&1 & BURST="$BURST $!"
 	sleep 0.8
 	burst c 4
 	sleep 0.3
