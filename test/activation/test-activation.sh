@@ -1,10 +1,13 @@
 #!/bin/sh
 # SPDX-License-Identifier: GPL-2.0-or-later
 #
-# Service activation end to end with native callers, in the VM (busybox
-# sh): kdbus-bus-holder makes the bus, kdbus-launcher holds the
-# activators, test-service is started on demand and test-caller calls it.
-# Prints TAP.
+# Service activation end to end, in the VM (busybox sh): kdbus-bus-holder
+# makes the bus, kdbus-launcher holds the activators, test-service (native)
+# and py-service.py (dbus-python) are started on demand; test-caller
+# (native) and, through proxy/kdbus-proxy, dbus-send, gdbus and
+# py-caller.py (Debian's programs in a chroot into the host's root, /host)
+# call them. Debian's own system service files are loaded from the host
+# and its polkitd is activated. Prints TAP.
 #
 #   vm/run --tap -c /host/<repo>/test/activation/test-activation.sh
 
@@ -169,7 +172,7 @@ t $? "while rate limited calls are answered with an error and nothing is started
 
 # reload: a new name appears, a removed one disappears
 svc org.t.New "$S $BUS org.t.New"
-svc org.t.Slower "$S $BUS org.t.Slower slow=2500"
+svc org.t.Slower "$S $BUS org.t.Slower slow=2000"
 rm "$SD/org.t.Hang.service"
 kill -HUP $LPID
 wait_for "$T/launcher.log" reloaded
@@ -181,7 +184,7 @@ grep -q "replies=2 errors=0" "$T/out"; t $? "a name added by reload is activated
 grep -q "replies=0 errors=1" "$T/out"; t $? "a removed name is no longer activatable"
 
 # kdbusctl status while calls wait in the activator of a starting service
-# (org.t.Slower, added by the reload, takes 2.5 s of the 3 s allowed to take its name)
+# (org.t.Slower, added by the reload, takes 2 s of the 3 s allowed to take its name)
 "$C" "$BUS" org.t.Slower 10 > "$T/sq" 2>&1 & SQ=$!
 wait_for "$ST" "org.t.Slower starting" 50
 XDG_RUNTIME_DIR=$T/run "$TOP/tools/kdbusctl" status > "$T/status" 2>&1
