@@ -62,7 +62,7 @@ start_launcher() {
 	"$L" --user --bus="$BUS" --servicedir="$SD" --timeout=3000 \
 		--state-file="$ST" > "$T/launcher.ready" 2>> "$T/launcher.log" &
 	LPID=$!
-	wait_for "$T/launcher.ready" ready
+	wait_for "$T/launcher.ready" ready 300
 }
 
 echo "TAP version 13"
@@ -257,7 +257,7 @@ start_plauncher() {
 	rm -f "$T/pl.ready"
 	"$L" --user --bus="$BUS" --servicedir="$PSD" --timeout=150000 --address="$ADDR" \
 		--state-file="$PST" > "$T/pl.ready" 2>> "$T/launcher.log" & PLPID=$!
-	wait_for "$T/pl.ready" ready
+	wait_for "$T/pl.ready" ready 300
 }
 pstate() { awk -v n="$1" '$1 == n { print $2 }' "$PST"; }
 # x SECONDS PROGRAM ARGS: a Debian program in the chroot, with a time limit
@@ -393,8 +393,11 @@ if [ $PROXY_OK = 1 ]; then
 	"$C" "$BUS" org.t.PSlow 2 > "$T/out" 2>&1
 	grep -q "replies=2 errors=0 dup=0 order=ok pids=1" "$T/out"
 	t $? "an activated service still runs and answers without proxy and launchers"
-	start_proxy && start_plauncher && start_launcher
-	t $? "the proxy and both launchers restart on the same bus"
+	start_proxy; r1=$?
+	start_plauncher; r2=$?
+	start_launcher; r3=$?
+	[ $r1 = 0 ] && [ $r2 = 0 ] && [ $r3 = 0 ]
+	t $? "the proxy and both launchers restart on the same bus (proxy $r1, launchers $r2 $r3)"
 	ds --dest=org.t.Keep /t org.kdbus.Test.Echo uint32:9 > "$T/out" 2>&1
 	grep -q "uint32 9$" "$T/out"; t $? "the restarted proxy reaches the native client"
 	ds --dest=org.freedesktop.DBus /org/freedesktop/DBus org.freedesktop.DBus.ListActivatableNames > "$T/act" 2>&1
@@ -482,6 +485,7 @@ kill $HPID; wait $HPID 2>/dev/null
 sleep 0.2
 [ ! -e "$BUS" ]; t $? "the bus goes away with its holder"
 sed 's/^/# launcher: /' "$T/launcher.log" | tail -60
+[ -f "$T/proxy.log" ] && sed 's/^/# proxy: /' "$T/proxy.log" | tail -20
 rm -rf "$T"
 echo "1..$n"
 [ "$failures" = 0 ]
