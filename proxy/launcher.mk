@@ -6,7 +6,8 @@
 # so the binaries run in the test VM's busybox guest too.
 #
 #   kdbus-launcher, kdbus-bus-holder      the programs
-#   launcher-install                      binaries under $(DESTDIR)$(PREFIX)/bin
+#   launcher-install                      binaries under $(DESTDIR)$(PREFIX)/bin,
+#                                         their man pages under $(DESTDIR)$(MANDIR)/man8
 
 LAUNCHER_DIR	:= $(abspath $(dir $(lastword $(MAKEFILE_LIST))))
 LAUNCHER_TOP	:= $(abspath $(LAUNCHER_DIR)/..)
@@ -19,6 +20,7 @@ LAUNCHER_CFLAGS	:= -std=gnu11 -Wall -Wextra -Werror -I$(LAUNCHER_TOP)/include/ua
 		   -I$(LAUNCHER_TOP)/lib -I$(LAUNCHER_DIR)
 CFLAGS		?= -O2 -g
 PREFIX		?= /usr/local
+MANDIR		?= $(PREFIX)/share/man
 
 $(LAUNCHER_DIR)/kdbus-launcher: $(LAUNCHER_DIR)/launcher-main.c $(LAUNCHER_SRCS) $(LAUNCHER_HDRS)
 	$(CC) $(CFLAGS) $(LAUNCHER_CFLAGS) -static -o $@ $(LAUNCHER_DIR)/launcher-main.c $(LAUNCHER_SRCS)
@@ -33,6 +35,10 @@ launcher-all: $(LAUNCHER_DIR)/kdbus-launcher $(LAUNCHER_DIR)/kdbus-bus-holder
 launcher-install: launcher-all
 	install -D -m 0755 $(LAUNCHER_DIR)/kdbus-launcher $(DESTDIR)$(PREFIX)/bin/kdbus-launcher
 	install -D -m 0755 $(LAUNCHER_DIR)/kdbus-bus-holder $(DESTDIR)$(PREFIX)/bin/kdbus-bus-holder
+	install -D -m 0644 $(LAUNCHER_TOP)/Documentation/man8/kdbus-launcher.8 \
+		$(DESTDIR)$(MANDIR)/man8/kdbus-launcher.8
+	install -D -m 0644 $(LAUNCHER_TOP)/Documentation/man8/kdbus-bus-holder.8 \
+		$(DESTDIR)$(MANDIR)/man8/kdbus-bus-holder.8
 
 launcher-clean:
 	rm -f $(LAUNCHER_DIR)/kdbus-launcher $(LAUNCHER_DIR)/kdbus-bus-holder

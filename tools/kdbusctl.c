@@ -883,6 +883,17 @@ static int verb_status_all(void)
         free(list);
         f = fopen("/sys/kernel/debug/kdbus/stats", "re");
         if (f) {
+                char queued[32] = "?";
+
+                /*
+                 * The kernel counts queue entries (messages waiting to be
+                 * received, activators' included) for the module only, not
+                 * per bus: shown once, for all buses.
+                 */
+                while (fgets(line, sizeof(line), f))
+                        sscanf(line, "live_queue_entries %31s", queued);
+                printf("queued messages %s (all buses)\n", queued);
+                rewind(f);
                 printf("counters (/sys/kernel/debug/kdbus/stats)\n");
                 while (fgets(line, sizeof(line), f))
                         printf("  %s", line);

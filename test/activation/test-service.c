@@ -4,8 +4,9 @@
  *
  *   test-service BUS NAME [slow=MSEC] [daemon] [log=FILE]
  *
- * slow=: waits before taking the name (a slow start); daemon: forks, the
- * parent exits 0 and the child takes the name. On NAME, path /t,
+ * slow=: waits before taking the name (a slow start); daemon: daemonises
+ * the classic way (fork, setsid, fork again): the started process exits 0
+ * at once, the grandchild takes the name. On NAME, path /t,
  * interface org.kdbus.Test: Echo(u) -> (u n, u pid); Quit() replies and
  * exits at once, leaving anything still queued to the kernel (which
  * moves it back to the activator). log= appends "pid start" lines.
@@ -70,6 +71,12 @@ int main(int argc, char **argv)
                 if (pid > 0)
                         return 0;
                 setsid();
+                /* the session leader exits too: the grandchild is no child of the launcher */
+                pid = fork();
+                if (pid < 0)
+                        _exit(1);
+                if (pid > 0)
+                        _exit(0);
         }
         if (log) {
                 FILE *f = fopen(log, "a");
