@@ -414,8 +414,9 @@ static void kdbus_match_entry_summarize(struct kdbus_match_entry *e,
 	bool has_user_rule = false;
 	u64 kernel_type = 0;
 	bool mixed = false;
+	u64 first, last, j, gens;
 	unsigned int k;
-	u64 first, last, j;
+	const u64 *m;
 
 	e->may_pass_user = true;
 	e->has_bloom = false;
@@ -426,14 +427,15 @@ static void kdbus_match_entry_summarize(struct kdbus_match_entry *e,
 		switch (r->type) {
 		case KDBUS_ITEM_BLOOM_MASK:
 			e->has_bloom = true;
+			gens = r->bloom_mask.generations;
 			for (k = 0; k < KDBUS_MATCH_SUMMARY_GENS; k++) {
-				first = min_t(u64, k,
-					      r->bloom_mask.generations - 1);
+				first = min_t(u64, k, gens - 1);
 				last = k < KDBUS_MATCH_SUMMARY_GENS - 1 ?
-				       first : r->bloom_mask.generations - 1;
-				for (j = first; j <= last; j++)
-					e->bloom_fold[k] &= kdbus_match_fold(r->bloom_mask.data + j * n,
-									     n);
+				       first : gens - 1;
+				for (j = first; j <= last; j++) {
+					m = r->bloom_mask.data + j * n;
+					e->bloom_fold[k] &= kdbus_match_fold(m, n);
+				}
 			}
 			has_user_rule = true;
 			break;
