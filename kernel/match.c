@@ -8,7 +8,7 @@
  * DST_ID) never pass a kernel notification, notification rules (NAME_*,
  * ID_*) never pass a user message.
  *
- * The per-receiver cost of a broadcast that a connection does not want is
+ * The full check of a receiver that does not want a broadcast is at most
  * one walk over its rules, no allocation and no copy. The Bloom masks of
  * a match are merged into one at MATCH_ADD (an exact rewrite of their
  * AND), so a match costs one Bloom check however many masks it was given.
