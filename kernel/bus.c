@@ -8,8 +8,9 @@
  * the bus tears down all endpoints and thereby all connections.
  *
  * Locking:
- *  - bus->conn_rwlock protects bus->conn_hash and bus->monitors_list;
- *    readers look up connections, writers link/unlink them.
+ *  - bus->conn_rwlock protects bus->conn_hash, bus->monitors_list and
+ *    bus->match_index; readers look up connections, writers link/unlink
+ *    them (and change the match index, match.c).
  *  - bus->notify_lock and bus->notify_flush_lock: see notify.c; the name
  *    registry has its own lock (names.c).
  *  - Nesting (global order): domain->lock is a leaf; ep->lock ->
@@ -34,6 +35,7 @@
 #include "handle.h"
 #include "item.h"
 #include "limits.h"
+#include "match.h"
 #include "metadata.h"
 #include "names.h"
 #include "notify.h"
@@ -46,6 +48,8 @@ static void kdbus_bus_free(struct kdbus_node *node)
 
 	WARN_ON(!list_empty(&bus->monitors_list));
 	WARN_ON(!hash_empty(bus->conn_hash));
+
+	kdbus_match_index_free(&bus->match_index);
 
 	kdbus_notify_free(bus);
 	kdbus_name_registry_free(bus->name_registry);

@@ -14,6 +14,7 @@
 #include <linux/spinlock.h>
 #include <uapi/linux/kdbus.h>
 
+#include "match.h"
 #include "node.h"
 #include "policy.h"
 
@@ -41,6 +42,8 @@ struct kdbus_user;
  * @conn_rwlock:	Protects @conn_hash and @monitors_list
  * @conn_hash:		Map of connection IDs to live connections
  * @monitors_list:	Live monitor connections
+ * @match_index:	Live connections that have matches, with a summary
+ *			of them (match.c); protected by @conn_rwlock
  * @name_registry:	The name registry of this bus (invariant pointer)
  * @policy_db:		Policy of the bus: entries of activators and policy
  *			holders (kdbus.policy(7))
@@ -68,6 +71,7 @@ struct kdbus_bus {
 	struct rw_semaphore conn_rwlock;
 	DECLARE_HASHTABLE(conn_hash, 8);
 	struct list_head monitors_list;
+	struct kdbus_match_index match_index;
 
 	struct kdbus_name_registry *name_registry;
 	struct kdbus_policy_db policy_db;

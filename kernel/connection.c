@@ -20,7 +20,9 @@
  *    records the connection waits for (see queue.c and reply.c). Two
  *    connection locks are only ever taken together through
  *    kdbus_conn_lock2(), ordered by address.
- *  - conn->hentry and conn->monitor_entry: bus->conn_rwlock (write).
+ *  - conn->hentry and conn->monitor_entry: bus->conn_rwlock (write); so
+ *    is the connection's slot in bus->match_index (match.c), dropped
+ *    when the connection is unlinked.
  *  - conn->ep_entry: ep->lock.
  *  - conn->names_list and conn->name_count: the bus's name registry
  *    rwlock (names.c).
@@ -663,6 +665,7 @@ int kdbus_conn_disconnect(struct kdbus_conn *conn, bool ensure_queue_empty)
 
 	/* remove from bus and endpoint */
 	hash_del(&conn->hentry);
+	kdbus_match_index_remove(bus, conn);
 	list_del_init(&conn->monitor_entry);
 	list_del_init(&conn->ep_entry);
 

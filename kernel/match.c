@@ -8,7 +8,7 @@
  * DST_ID) never pass a kernel notification, notification rules (NAME_*,
  * ID_*) never pass a user message.
  *
- * The per-receiver cost of a broadcast that a connection does not want is
+ * The full check of a receiver that does not want a broadcast is at most
  * one walk over its rules, no allocation and no copy. The Bloom masks of
  * a match are merged into one at MATCH_ADD (an exact rewrite of their
  * AND), so a match costs one Bloom check however many masks it was given.
@@ -18,12 +18,48 @@
  * make every other user's broadcasts and notifications slow by opening
  * many connections with large rule sets.
  *
+ * Broadcasts do not even walk the rules of most receivers that do not
+ * want them: the bus keeps an index (bus->match_index) of the connections
+ * that have at least one match, one dense slot each holding a summary of
+ * its matches, and a broadcast or notification visits only those slots
+ * and runs the full check only where the summary cannot reject the
+ * message (kdbus_match_slot_may_pass()). Connections without matches
+ * take no signal and no notification, so they are not in the index.
+ *
+ * The Bloom part of a summary: fold(x) is the OR of the 64 bit words of
+ * x. A match whose (merged) mask M can pass a filter F needs
+ * M[min(g, G - 1)] to be a subset of F, word by word, hence
+ * fold(M[min(g, G - 1)]) to be a subset of fold(F). The summary of
+ * generation k is the AND, over every match that can pass a user message,
+ * of fold(M[j]) for each generation j that a filter of a generation
+ * mapped to k can select (exactly min(k, G - 1) for k below the last
+ * summary generation, every j >= min(k, G - 1) for the last). So if one
+ * match passes, the summary is a subset of fold(F); a summary with a bit
+ * outside fold(F) proves that none does. It is only used when every such
+ * match has a BLOOM_MASK rule (BLOOM_ONLY); such matches never pass a
+ * message without a filter. NAME, ID and DST_ID rules are left to the
+ * full check. A match with a notification rule never passes a user
+ * message, and one passes a notification only if all its rules are
+ * notification rules of that type (or it has none): notify_types keeps
+ * the types that some match may pass.
+ *
  * Locking:
  *  - mdb->mdb_rwlock protects mdb->entries_list, mdb->entries_count and
  *    all entries and rules of the database. MATCH_ADD and MATCH_REMOVE
  *    take it for writing, so a concurrent delivery sees either the old
  *    matches or the new ones, never neither.
- *  - The rules themselves are invariant once linked.
+ *  - The rules themselves are invariant once linked; so are the summary
+ *    fields of an entry.
+ *  - bus->conn_rwlock protects bus->match_index and mdb->slot. MATCH_ADD
+ *    and MATCH_REMOVE take it for writing around the change of the
+ *    database (bus->conn_rwlock -> mdb->mdb_rwlock), so a broadcast,
+ *    which reads the index under it for reading, sees a summary that
+ *    belongs to the matches it then checks. Disconnect drops the slot
+ *    under it while unlinking the connection; MATCH_ADD runs under an
+ *    active reference, so no slot appears after that.
+ *  - Growing the index allocates (GFP_KERNEL_ACCOUNT, may sleep) under
+ *    bus->conn_rwlock held for writing: it is a sleeping lock, and
+ *    reclaim takes no kdbus lock.
  *  - mdb_rwlock is innermost: it nests inside name_registry->rwlock and
  *    bus->conn_rwlock (the delivery paths hold both while matching) and
  *    no other lock is taken under it.
@@ -33,6 +69,7 @@
 
 #include <linux/list.h>
 #include <linux/lockdep.h>
+#include <linux/mm.h>
 #include <linux/rwsem.h>
 #include <linux/slab.h>
 #include <linux/string.h>
@@ -55,12 +92,18 @@
  * @mdb_rwlock:		Protects everything below and all entries
  * @entries_list:	Matches, in installation order
  * @entries_count:	Number of matches on @entries_list
+ * @slot:		Index of the connection's slot in bus->match_index,
+ *			KDBUS_MATCH_NO_SLOT if it has none (protected by
+ *			bus->conn_rwlock)
  */
 struct kdbus_match_db {
 	struct rw_semaphore mdb_rwlock;
 	struct list_head entries_list;
 	unsigned int entries_count;
+	unsigned int slot;
 };
+
+#define KDBUS_MATCH_NO_SLOT	UINT_MAX
 
 /**
  * struct kdbus_match_entry - one match (one successful MATCH_ADD)
@@ -70,6 +113,14 @@ struct kdbus_match_db {
  *			(invariant once linked)
  * @user:		User charged for the match (reference), or NULL
  * @charge:		Bytes charged to @user's match budget
+ * @may_pass_user:	No notification rule: may pass a user message
+ * @has_bloom:		Has a BLOOM_MASK rule
+ * @bloom_fold:		@has_bloom: the AND of the folds of the mask
+ *			generations a summary generation stands for
+ * @notify_types:	Notification types the match may pass
+ *
+ * The fields from @may_pass_user on are computed once the rules are
+ * final, before the entry is linked (invariant).
  */
 struct kdbus_match_entry {
 	u64 cookie;
@@ -77,6 +128,10 @@ struct kdbus_match_entry {
 	struct list_head rules_list;
 	struct kdbus_user *user;
 	size_t charge;
+	bool may_pass_user;
+	bool has_bloom;
+	u64 bloom_fold[KDBUS_MATCH_SUMMARY_GENS];
+	u32 notify_types;
 };
 
 /**
@@ -171,6 +226,7 @@ struct kdbus_match_db *kdbus_match_db_new(void)
 
 	init_rwsem(&mdb->mdb_rwlock);
 	INIT_LIST_HEAD(&mdb->entries_list);
+	mdb->slot = KDBUS_MATCH_NO_SLOT;
 
 	return mdb;
 }
@@ -179,7 +235,8 @@ struct kdbus_match_db *kdbus_match_db_new(void)
  * kdbus_match_db_free() - free a match database and all its matches
  * @mdb:		The database, may be NULL
  *
- * Context: nobody else may use @mdb any more.
+ * Context: nobody else may use @mdb any more; its connection is out of
+ * the bus's match index.
  */
 void kdbus_match_db_free(struct kdbus_match_db *mdb)
 {
@@ -187,6 +244,8 @@ void kdbus_match_db_free(struct kdbus_match_db *mdb)
 
 	if (!mdb)
 		return;
+
+	WARN_ON(mdb->slot != KDBUS_MATCH_NO_SLOT);
 
 	list_for_each_entry_safe(e, tmp, &mdb->entries_list, list_entry)
 		kdbus_match_entry_free(e);
@@ -329,6 +388,260 @@ bool kdbus_match_db_match_msg(struct kdbus_match_db *mdb,
 	up_read(&mdb->mdb_rwlock);
 
 	return matched;
+}
+
+/* OR of the @n 64 bit words at @data */
+static u64 kdbus_match_fold(const u64 *data, size_t n)
+{
+	u64 fold = 0;
+	size_t i;
+
+	for (i = 0; i < n; i++)
+		fold |= data[i];
+
+	return fold;
+}
+
+/*
+ * Compute the summary fields of a match whose rules are final (see the
+ * top of this file for why they are what the quick reject may use).
+ */
+static void kdbus_match_entry_summarize(struct kdbus_match_entry *e,
+					size_t bloom_size)
+{
+	size_t n = bloom_size / sizeof(u64);
+	const struct kdbus_match_rule *r;
+	bool has_user_rule = false;
+	u64 kernel_type = 0;
+	bool mixed = false;
+	u64 first, last, j, gens;
+	unsigned int k;
+	const u64 *m;
+
+	e->may_pass_user = true;
+	e->has_bloom = false;
+	for (k = 0; k < KDBUS_MATCH_SUMMARY_GENS; k++)
+		e->bloom_fold[k] = ~0ULL;
+
+	list_for_each_entry(r, &e->rules_list, rules_entry) {
+		switch (r->type) {
+		case KDBUS_ITEM_BLOOM_MASK:
+			e->has_bloom = true;
+			gens = r->bloom_mask.generations;
+			for (k = 0; k < KDBUS_MATCH_SUMMARY_GENS; k++) {
+				first = min_t(u64, k, gens - 1);
+				last = k < KDBUS_MATCH_SUMMARY_GENS - 1 ?
+				       first : gens - 1;
+				for (j = first; j <= last; j++) {
+					m = r->bloom_mask.data + j * n;
+					e->bloom_fold[k] &= kdbus_match_fold(m, n);
+				}
+			}
+			has_user_rule = true;
+			break;
+		case KDBUS_ITEM_NAME:
+		case KDBUS_ITEM_ID:
+		case KDBUS_ITEM_DST_ID:
+			has_user_rule = true;
+			break;
+		default:
+			/* a notification rule never passes a user message */
+			e->may_pass_user = false;
+			if (kernel_type && kernel_type != r->type)
+				mixed = true;
+			kernel_type = r->type;
+			break;
+		}
+	}
+
+	if (has_user_rule || mixed)
+		e->notify_types = 0;
+	else if (!kernel_type)
+		e->notify_types = U32_MAX;	/* no rules: passes everything */
+	else
+		e->notify_types = BIT(kernel_type - _KDBUS_ITEM_KERNEL_BASE);
+}
+
+/* summarize the matches of @mdb into @slot */
+static void kdbus_match_slot_fill(struct kdbus_match_slot *slot,
+				  struct kdbus_match_db *mdb)
+{
+	u32 flags = KDBUS_MATCH_SLOT_NO_USER | KDBUS_MATCH_SLOT_BLOOM_ONLY;
+	const struct kdbus_match_entry *e;
+	u32 notify_types = 0;
+	unsigned int k;
+
+	lockdep_assert_held_write(&mdb->mdb_rwlock);
+
+	for (k = 0; k < KDBUS_MATCH_SUMMARY_GENS; k++)
+		slot->bloom_summary[k] = ~0ULL;
+
+	list_for_each_entry(e, &mdb->entries_list, list_entry) {
+		notify_types |= e->notify_types;
+		if (!e->may_pass_user)
+			continue;
+		flags &= ~KDBUS_MATCH_SLOT_NO_USER;
+		if (!e->has_bloom) {
+			flags &= ~KDBUS_MATCH_SLOT_BLOOM_ONLY;
+			continue;
+		}
+		for (k = 0; k < KDBUS_MATCH_SUMMARY_GENS; k++)
+			slot->bloom_summary[k] &= e->bloom_fold[k];
+	}
+
+	slot->flags = flags;
+	slot->notify_types = notify_types;
+}
+
+/* make sure the connection of @mdb has a slot, or room for one */
+static int kdbus_match_index_reserve(struct kdbus_bus *bus,
+				     struct kdbus_match_db *mdb)
+{
+	struct kdbus_match_index *index = &bus->match_index;
+	struct kdbus_match_slot *slots;
+	unsigned int cap;
+
+	lockdep_assert_held_write(&bus->conn_rwlock);
+
+	if (mdb->slot != KDBUS_MATCH_NO_SLOT || index->n < index->cap)
+		return 0;
+
+	cap = max(16U, index->cap * 2);
+	slots = kvmalloc_array(cap, sizeof(*slots), GFP_KERNEL_ACCOUNT);
+	if (!slots)
+		return -ENOMEM;
+
+	if (index->n)
+		memcpy(slots, index->slots, index->n * sizeof(*slots));
+	kvfree(index->slots);
+	index->slots = slots;
+	index->cap = cap;
+	return 0;
+}
+
+/*
+ * Bring the slot of @conn in line with its matches, after a change of
+ * them: a connection that has matches gets a slot (room was reserved), one
+ * that has none loses it. The summary is recomputed from all matches, so
+ * a removal widens it again.
+ */
+static void kdbus_match_index_update(struct kdbus_bus *bus,
+				     struct kdbus_conn *conn)
+{
+	struct kdbus_match_index *index = &bus->match_index;
+	struct kdbus_match_db *mdb = conn->match_db;
+
+	lockdep_assert_held_write(&bus->conn_rwlock);
+	lockdep_assert_held_write(&mdb->mdb_rwlock);
+
+	if (list_empty(&mdb->entries_list)) {
+		kdbus_match_index_remove(bus, conn);
+		return;
+	}
+
+	if (mdb->slot == KDBUS_MATCH_NO_SLOT) {
+		if (WARN_ON(index->n >= index->cap))
+			return;
+		mdb->slot = index->n++;
+		index->slots[mdb->slot].conn = conn;
+	}
+
+	kdbus_match_slot_fill(&index->slots[mdb->slot], mdb);
+}
+
+/**
+ * kdbus_match_index_remove() - drop a connection's slot from its bus's index
+ * @bus:		The bus of @conn
+ * @conn:		The connection
+ *
+ * The last slot takes the place of the removed one. An index that got
+ * mostly empty is shrunk if memory allows.
+ *
+ * Context: bus->conn_rwlock held for writing.
+ */
+void kdbus_match_index_remove(struct kdbus_bus *bus, struct kdbus_conn *conn)
+{
+	struct kdbus_match_index *index = &bus->match_index;
+	struct kdbus_match_db *mdb = conn->match_db;
+	struct kdbus_match_slot *slots;
+	unsigned int slot, last;
+
+	lockdep_assert_held_write(&bus->conn_rwlock);
+
+	if (!mdb || mdb->slot == KDBUS_MATCH_NO_SLOT)
+		return;
+
+	slot = mdb->slot;
+	last = --index->n;
+	if (slot != last) {
+		index->slots[slot] = index->slots[last];
+		index->slots[slot].conn->match_db->slot = slot;
+	}
+	mdb->slot = KDBUS_MATCH_NO_SLOT;
+
+	if (index->cap <= 64 || index->n > index->cap / 4)
+		return;
+
+	slots = kvmalloc_array(index->cap / 2, sizeof(*slots),
+			       GFP_KERNEL_ACCOUNT | __GFP_NOWARN);
+	if (!slots)
+		return;	/* keep the larger one */
+
+	if (index->n)
+		memcpy(slots, index->slots, index->n * sizeof(*slots));
+	kvfree(index->slots);
+	index->slots = slots;
+	index->cap /= 2;
+}
+
+/**
+ * kdbus_match_index_free() - free the match index of a bus
+ * @index:		The index, whose connections are all gone
+ */
+void kdbus_match_index_free(struct kdbus_match_index *index)
+{
+	WARN_ON(index->n);
+	kvfree(index->slots);
+	index->slots = NULL;
+	index->n = 0;
+	index->cap = 0;
+}
+
+/**
+ * kdbus_match_probe_init() - prepare a message for the quick reject
+ * @probe:		The probe to fill
+ * @conn_src:		Sending connection, NULL for a kernel notification
+ * @staging:		The message
+ *
+ * The filter is folded once per message, not once per receiver.
+ */
+void kdbus_match_probe_init(struct kdbus_match_probe *probe,
+			    const struct kdbus_conn *conn_src,
+			    const struct kdbus_staging *staging)
+{
+	const struct kdbus_bloom_filter *filter = staging->bloom_filter;
+	u64 type;
+
+	memset(probe, 0, sizeof(*probe));
+
+	if (!conn_src) {
+		type = staging->msg->items[0].type;
+		if (type >= _KDBUS_ITEM_KERNEL_BASE &&
+		    type - _KDBUS_ITEM_KERNEL_BASE < 32)
+			probe->kernel_type = BIT(type - _KDBUS_ITEM_KERNEL_BASE);
+		else
+			probe->kernel_type = U32_MAX; /* full check decides */
+		return;
+	}
+
+	if (!filter)
+		return;
+
+	probe->has_filter = true;
+	probe->gen = min_t(u64, filter->generation,
+			   KDBUS_MATCH_SUMMARY_GENS - 1);
+	probe->fold = kdbus_match_fold(filter->data,
+				       staging->bus->bloom.size / sizeof(u64));
 }
 
 /* remove all matches tagged @cookie; return how many were removed */
@@ -496,7 +809,8 @@ static int kdbus_match_merge_blooms(struct kdbus_match_entry *entry,
 int kdbus_cmd_match_add(struct kdbus_conn *conn, void __user *argp)
 {
 	struct kdbus_match_db *mdb = conn->match_db;
-	size_t bloom_size = conn->ep->bus->bloom.size;
+	struct kdbus_bus *bus = conn->ep->bus;
+	size_t bloom_size = bus->bloom.size;
 	struct kdbus_match_entry *entry = NULL;
 	struct kdbus_match_rule *rule;
 	struct kdbus_cmd_match *cmd;
@@ -587,7 +901,15 @@ int kdbus_cmd_match_add(struct kdbus_conn *conn, void __user *argp)
 	if (ret < 0)
 		goto exit;
 
+	kdbus_match_entry_summarize(entry, bloom_size);
+
+	down_write(&bus->conn_rwlock);
 	down_write(&mdb->mdb_rwlock);
+
+	/* the only step that can fail, so it goes first */
+	ret = kdbus_match_index_reserve(bus, mdb);
+	if (ret < 0)
+		goto exit_unlock;
 
 	if (cmd->flags & KDBUS_MATCH_REPLACE)
 		kdbus_match_db_remove_locked(mdb, cmd->cookie);
@@ -602,7 +924,11 @@ int kdbus_cmd_match_add(struct kdbus_conn *conn, void __user *argp)
 		ret = 0;
 	}
 
+	kdbus_match_index_update(bus, conn);
+
+exit_unlock:
 	up_write(&mdb->mdb_rwlock);
+	up_write(&bus->conn_rwlock);
 
 exit:
 	kdbus_match_entry_free(entry);
@@ -622,6 +948,7 @@ exit:
 int kdbus_cmd_match_remove(struct kdbus_conn *conn, void __user *argp)
 {
 	struct kdbus_match_db *mdb = conn->match_db;
+	struct kdbus_bus *bus = conn->ep->bus;
 	struct kdbus_cmd_match *cmd;
 	int ret;
 
@@ -641,9 +968,12 @@ int kdbus_cmd_match_remove(struct kdbus_conn *conn, void __user *argp)
 	if (ret != 0)
 		return ret;
 
+	down_write(&bus->conn_rwlock);
 	down_write(&mdb->mdb_rwlock);
 	ret = kdbus_match_db_remove_locked(mdb, cmd->cookie) ? 0 : -EBADSLT;
+	kdbus_match_index_update(bus, conn);
 	up_write(&mdb->mdb_rwlock);
+	up_write(&bus->conn_rwlock);
 
 	return kdbus_args_clear(&args, ret);
 }

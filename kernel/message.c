@@ -41,8 +41,9 @@
  *    serialised per bus by bus->notify_flush_lock, together with kernel
  *    notifications, so all receivers see them in one order. Order:
  *    bus->notify_flush_lock -> name_registry->rwlock (read) ->
- *    bus->conn_rwlock (read) -> match_db->mdb_rwlock (released before
- *    delivering) -> conn->lock.
+ *    bus->conn_rwlock (read; it also protects bus->match_index, the
+ *    receivers a broadcast walks) -> match_db->mdb_rwlock (released
+ *    before delivering) -> conn->lock.
  */
 
 #include <linux/bvec.h>
@@ -1233,13 +1234,21 @@ static bool kdbus_msg_signal_wanted(struct kdbus_conn *src,
  * receiver that cannot take it loses it and counts the loss; the sender
  * never learns about it. Broadcasts are serialised per bus with the
  * kernel notifications, so every receiver sees one order.
+ *
+ * Only connections that have matches can want it: they are the bus's
+ * match index, and the summary of their slot rejects most of those that
+ * do not want it without taking their match database lock (match.c).
  */
 static void kdbus_msg_broadcast(struct kdbus_conn *src,
 				struct kdbus_staging *staging)
 {
 	struct kdbus_bus *bus = staging->bus;
+	const struct kdbus_match_slot *slot;
+	struct kdbus_match_probe probe;
 	struct kdbus_conn *dst;
 	unsigned int i;
+
+	kdbus_match_probe_init(&probe, src, staging);
 
 	mutex_lock(&bus->notify_flush_lock);
 	down_read(&bus->name_registry->rwlock);
@@ -1247,7 +1256,11 @@ static void kdbus_msg_broadcast(struct kdbus_conn *src,
 
 	kdbus_msg_monitors_locked(src, staging);
 
-	hash_for_each(bus->conn_hash, i, dst, hentry) {
+	for (i = 0; i < bus->match_index.n; i++) {
+		slot = &bus->match_index.slots[i];
+		if (!kdbus_match_slot_may_pass(slot, &probe))
+			continue;
+		dst = slot->conn;
 		if (!kdbus_msg_signal_wanted(src, dst, staging))
 			continue;
 		if (kdbus_msg_deliver(src, dst, staging, NULL, 0) < 0)

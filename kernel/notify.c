@@ -15,7 +15,9 @@
  *  - bus->notify_flush_lock serialises flushing per bus, so every receiver
  *    sees the notifications in the same relative order.
  *  - Nesting: notify_flush_lock -> reg->rwlock (read) -> bus->conn_rwlock
- *    (read) -> conn->lock -> pool->lock.
+ *    (read; it also protects bus->match_index, the connections walked) ->
+ *    match_db->mdb_rwlock (read, released before delivering) ->
+ *    conn->lock -> pool->lock.
  */
 
 #include <linux/kernel.h>
@@ -189,16 +191,28 @@ static bool kdbus_notify_may_see(struct kdbus_conn *conn,
 	}
 }
 
+/*
+ * Only connections with matches (the bus's match index) are visited, and
+ * the slot's summary skips those none of whose matches takes this type of
+ * notification (match.c).
+ */
 static void kdbus_notify_broadcast(struct kdbus_bus *bus,
 				   struct kdbus_staging *s)
 {
+	const struct kdbus_match_slot *slot;
+	struct kdbus_match_probe probe;
 	struct kdbus_conn *conn;
 	unsigned int i;
 
 	kdbus_notify_monitors(bus, s);
+	kdbus_match_probe_init(&probe, NULL, s);
 
 	down_read(&bus->conn_rwlock);
-	hash_for_each(bus->conn_hash, i, conn, hentry) {
+	for (i = 0; i < bus->match_index.n; i++) {
+		slot = &bus->match_index.slots[i];
+		if (!kdbus_match_slot_may_pass(slot, &probe))
+			continue;
+		conn = slot->conn;
 		if (!kdbus_conn_is_ordinary(conn))
 			continue;
 		if (!kdbus_match_db_match_msg(conn->match_db, NULL, s))
