@@ -13,7 +13,17 @@
 #include <string.h>
 #include <unistd.h>
 
+#include "match-rule.h"
 #include "proxy.h"
+
+void proxy_monitor_free_rules(struct proxy_client *c)
+{
+        for (size_t i = 0; i < c->n_monitor_rules; i++)
+                kdbus_match_rule_free(c->monitor_rules[i]);
+        free(c->monitor_rules);
+        c->monitor_rules = NULL;
+        c->n_monitor_rules = 0;
+}
 
 int proxy_monitor_become(struct proxy_client *c, struct kdbus_message *call)
 {
@@ -73,12 +83,26 @@ int proxy_monitor_become(struct proxy_client *c, struct kdbus_message *call)
                                                 "org.freedesktop.DBus.Error.Failed",
                                                 strerror(-r));
         }
+        proxy_monitor_free_rules(c);
+        if (n) {
+                c->monitor_rules = calloc(n, sizeof(*c->monitor_rules));
+                if (!c->monitor_rules) {
+                        kdbus_bus_unref(mon);
+                        free(rules);
+                        return -ENOMEM;
+                }
+        }
         for (uint32_t i = 0; i < n; i++) {
                 r = kdbus_bus_add_match(mon, NULL, rules[i], NULL, NULL);
+                if (r >= 0)
+                        r = kdbus_match_rule_parse(&c->monitor_rules[i], rules[i], false);
+                if (r >= 0)
+                        c->n_monitor_rules = i + 1;
                 if (r < 0) {
                         char text[128];
 
                         snprintf(text, sizeof(text), "Invalid match rule %u", i);
+                        proxy_monitor_free_rules(c);
                         kdbus_bus_unref(mon);
                         free(rules);
                         return proxy_client_reply_error(c, call,
@@ -109,17 +133,46 @@ int proxy_monitor_become(struct proxy_client *c, struct kdbus_message *call)
         return r < 0 ? r : 0;
 }
 
+/* does one of @mon's rules select the driver message @m? (as if eavesdrop='true') */
+static bool monitor_wants(struct proxy *p, struct proxy_client *mon, struct kdbus_message *m)
+{
+        const char *sender = kdbus_message_get_sender(m);
+        struct kdbus_match_context ctx = { 0 };
+
+        if (mon->monitor_all)
+                return true;
+        if (sender && strcmp(sender, KDBUS_DRIVER_NAME) == 0) {
+                ctx.from_driver = true;
+        } else if (sender) {
+                /* a client's call: its well-known names count for sender='...' */
+                for (struct proxy_client *c = p->clients; c; c = c->next) {
+                        if (c->bus && !c->monitor &&
+                            strcmp(kdbus_bus_get_unique_name(c->bus), sender) == 0) {
+                                const char *const *names;
+
+                                ctx.n_sender_names = kdbus_bus_get_owned_names(c->bus, &names);
+                                ctx.sender_names = names;
+                                break;
+                        }
+                }
+        }
+        for (size_t i = 0; i < mon->n_monitor_rules; i++)
+                if (kdbus_match_rule_matches(mon->monitor_rules[i], m, &ctx))
+                        return true;
+        return false;
+}
+
 /*
  * Calls to the driver, its replies and its unicast signals never reach the
  * kernel, so kdbus monitors cannot see them: the proxy copies those of its
- * own clients to its monitors without rules (dbus-monitor shows Hello,
- * AddMatch and their replies as on dbus-daemon).
+ * own clients to its monitors, filtered by their rules as dbus-daemon does
+ * (dbus-monitor shows Hello, AddMatch and their replies as on dbus-daemon).
  */
 void proxy_monitors_copy(struct proxy *p, struct kdbus_message *m)
 {
         if (kdbus_message_get_unix_fds(m) || !kdbus_message_is_sealed(m))
                 return;
         for (struct proxy_client *c = p->clients; c; c = c->next)
-                if (c->monitor && c->monitor_all && !c->dead)
+                if (c->monitor && !c->dead && monitor_wants(p, c, m))
                         proxy_client_queue(c, m, NULL, 0);
 }
