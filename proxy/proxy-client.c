@@ -47,6 +47,7 @@ struct proxy_client *proxy_client_new(struct proxy *p, int fd)
         c->busw.kind = WATCH_CLIENT_BUS;
         c->busw.ptr = c;
         c->busw.fd = -1;
+        c->eavesw.fd = -1;
         c->id = ++p->next_client_id;
         c->accepted_ns = proxy_now_ns();
         return c;
@@ -142,6 +143,7 @@ void proxy_client_free(struct proxy_client *c)
         free(c->seclabel);
         free(c->groups);
         proxy_monitor_free_rules(c);
+        proxy_eavesdrop_stop(c);
         if (c->prev)
                 c->prev->next = c->next;
         else if (p->clients == c)

@@ -268,6 +268,20 @@ int proxy_driver_call(struct proxy_client *c, struct kdbus_message *m)
         }
         if (strcmp(member, "GetConnectionCredentials") == 0 && strcmp(sig, "s") == 0)
                 return credentials(c, m);
+        if ((strcmp(member, "AddMatch") == 0 || strcmp(member, "RemoveMatch") == 0) &&
+            strcmp(sig, "s") == 0) {
+                const char *rule = NULL;
+
+                /* libkdbus's driver installs the rule and replies */
+                kdbus_message_rewind(m);
+                if (kdbus_message_read(m, "s", &rule) >= 0 && strstr(rule, "eavesdrop")) {
+                        if (member[0] == 'A')
+                                proxy_eavesdrop_add(c, rule);
+                        else
+                                proxy_eavesdrop_remove(c, rule);
+                }
+                kdbus_message_rewind(m);
+        }
         return 0;
 }
 

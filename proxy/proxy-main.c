@@ -299,6 +299,9 @@ int main(int argc, char **argv)
                         case WATCH_CLIENT_BUS:
                                 proxy_client_bus_event(w->ptr, ev[i].events);
                                 break;
+                        case WATCH_CLIENT_EAVESDROP:
+                                proxy_eavesdrop_event(w->ptr, ev[i].events);
+                                break;
                         case WATCH_INTERNAL:
                                 proxy_internal_event(&p);
                                 break;

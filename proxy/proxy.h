@@ -33,6 +33,7 @@ enum proxy_watch_kind {
         WATCH_CLIENT_BUS,
         WATCH_SIGNAL,
         WATCH_INTERNAL,
+        WATCH_CLIENT_EAVESDROP,
 };
 
 struct proxy_watch {
@@ -77,6 +78,11 @@ struct proxy_client {
         bool monitor_all;               /* a monitor without rules */
         struct kdbus_match_rule **monitor_rules;        /* select its copies of driver traffic */
         size_t n_monitor_rules;
+        /* eavesdrop='true' rules of a privileged client, fed by a hidden monitor */
+        struct kdbus_match_rule **eavesdrop_rules;
+        size_t n_eavesdrop_rules;
+        struct kdbus_bus *eavesdrop_bus;
+        struct proxy_watch eavesw;
         bool dead;
         bool bus_blocked;               /* EPOLLIN of the kdbus fd removed */
         uint32_t sock_events;
@@ -150,6 +156,11 @@ void proxy_internal_event(struct proxy *p);
 /* proxy-monitor.c */
 int proxy_monitor_become(struct proxy_client *c, struct kdbus_message *call);
 void proxy_monitor_free_rules(struct proxy_client *c);
+/* AddMatch/RemoveMatch of an eavesdrop='true' rule (the driver still answers) */
+void proxy_eavesdrop_add(struct proxy_client *c, const char *rule);
+void proxy_eavesdrop_remove(struct proxy_client *c, const char *rule);
+void proxy_eavesdrop_event(struct proxy_client *c, uint32_t events);
+void proxy_eavesdrop_stop(struct proxy_client *c);
 
 /* proxy-policy glue (proxy-client.c); true when allowed or no policy */
 bool proxy_may_send(struct proxy_client *c, struct kdbus_message *m);

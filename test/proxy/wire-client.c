@@ -16,6 +16,9 @@
  *   wire-client ADDR idle SECONDS
  *                               connect and send nothing: exit 0 if disconnected
  *                               within SECONDS (the authentication timeout)
+ *   wire-client ADDR eavesdrop SECONDS RULE [UID]
+ *                               (as UID) AddMatch(RULE), print "ready", then one
+ *                               line per message received within SECONDS
  *   wire-client ADDR creds [GID,GID...]
  *                               (as root: with these supplementary groups)
  *                               GetConnectionCredentials of itself, printed
@@ -415,6 +418,39 @@ static int idle(unsigned seconds)
         return 0;
 }
 
+static int eavesdrop(unsigned seconds, const char *rule, const char *uid)
+{
+        struct kdbus_message *m = NULL;
+        uint64_t end;
+        struct d1 c;
+        int r;
+
+        if (*uid && setuid((uid_t)atoi(uid)) < 0)
+                return die("setuid", errno);
+        open_or_die(&c, D1_AUTH_IR);
+        r = d1_driver_call(&c, "AddMatch", &m, TMO, "s", rule);
+        if (r < 0 || kdbus_message_get_type(m) != KDBUS_MESSAGE_METHOD_RETURN)
+                return die("AddMatch", r < 0 ? r : EINVAL);
+        kdbus_message_unref(m);
+        printf("ready %s\n", c.unique);
+        end = d1_now_ms() + seconds * 1000ULL;
+        for (;;) {
+                uint64_t now = d1_now_ms();
+                static const char *const types[] = { "?", "call", "return", "error", "signal" };
+                uint8_t t;
+
+                if (now >= end || d1_next(&c, &m, (int)(end - now)) < 0)
+                        break;
+                t = kdbus_message_get_type(m);
+                printf("%s %s sender=%s destination=%s\n", types[t <= 4 ? t : 0],
+                       kdbus_message_get_member(m) ?: "-", kdbus_message_get_sender(m) ?: "-",
+                       kdbus_message_get_destination(m) ?: "-");
+                kdbus_message_unref(m);
+        }
+        d1_close(&c);
+        return 0;
+}
+
 /* GetConnectionCredentials of ourselves, one "key: value" line each */
 static int creds(const char *gids)
 {
@@ -665,6 +701,8 @@ int main(int argc, char **argv)
                 return bigendian(arg);
         if (strcmp(mode, "idle") == 0)
                 return idle((unsigned)atoi(arg));
+        if (strcmp(mode, "eavesdrop") == 0 && argc > 4)
+                return eavesdrop((unsigned)atoi(arg), argv[4], argc > 5 ? argv[5] : "");
         if (strcmp(mode, "creds") == 0)
                 return creds(arg);
         if (strcmp(mode, "large") == 0)
