@@ -126,6 +126,8 @@ int proxy_monitor_become(struct proxy_client *c, struct kdbus_message *call)
         }
         if (r >= 0)
                 r = proxy_client_driver_signal(c, "NameLost", "s", old_unique);
+        /* the monitor sees everything its eavesdrop rules would have added */
+        proxy_eavesdrop_stop(c);
         c->monitor = true;
         c->monitor_all = n == 0;
         proxy_client_attach_bus(c, mon);
