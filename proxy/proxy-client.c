@@ -47,6 +47,7 @@ struct proxy_client *proxy_client_new(struct proxy *p, int fd)
         c->busw.kind = WATCH_CLIENT_BUS;
         c->busw.ptr = c;
         c->busw.fd = -1;
+        c->eavesw.fd = -1;
         c->id = ++p->next_client_id;
         c->accepted_ns = proxy_now_ns();
         return c;
@@ -141,6 +142,8 @@ void proxy_client_free(struct proxy_client *c)
         free(c->in);
         free(c->seclabel);
         free(c->groups);
+        proxy_monitor_free_rules(c);
+        proxy_eavesdrop_stop(c);
         if (c->prev)
                 c->prev->next = c->next;
         else if (p->clients == c)
@@ -299,6 +302,11 @@ static int queue_driver_message(struct proxy_client *c, struct kdbus_message *m)
         if (r >= 0 && !c->monitor)
                 proxy_monitors_copy(c->proxy, m);
         return r;
+}
+
+int proxy_client_queue_driver(struct proxy_client *c, struct kdbus_message *m)
+{
+        return queue_driver_message(c, m);
 }
 
 int proxy_client_reply(struct proxy_client *c, struct kdbus_message *call, const char *types, ...)
@@ -745,6 +753,9 @@ static int handle_message(struct proxy_client *c, struct kdbus_message *m)
                 if (r < 0)
                         return r;
                 proxy_monitors_copy(c->proxy, m);
+                r = proxy_driver_call(c, m);
+                if (r != 0)
+                        return r < 0 ? r : 0;
         }
         r = kdbus_bus_forward_send(c->bus, m);
         if (r == -ECONNRESET || r == -ENOTCONN)
@@ -1003,7 +1014,7 @@ void proxy_client_tick(struct proxy_client *c, uint64_t now)
 {
         if (c->dead)
                 return;
-        if (!c->authenticated && now - c->accepted_ns > PROXY_AUTH_TIMEOUT_SEC * 1000000000ULL) {
+        if (!c->authenticated && now - c->accepted_ns > c->proxy->auth_timeout_ns) {
                 proxy_client_disconnect(c, "authentication timed out");
                 return;
         }

@@ -4,7 +4,7 @@
  * signals (SIGTERM/SIGINT quit, SIGHUP reloads the policy), readiness.
  *
  *   kdbus-proxy [--system|--user] [--bus=PATH] [--address=ADDR]...
- *               [--config-file=FILE] [--no-activation] [--reply-timeout=SEC]
+ *               [--config-file=FILE] [--reply-timeout=SEC] [--auth-timeout=SEC]
  *               [--max-queued-bytes=BYTES] [--stall-timeout=SEC]
  */
 
@@ -83,7 +83,7 @@ static int load_policy(struct proxy *p)
 static void usage(FILE *f)
 {
         fprintf(f, "usage: kdbus-proxy [--system|--user] [--bus=PATH] [--address=unix:path=SOCKET]...\n"
-                "                   [--config-file=FILE] [--no-activation] [--reply-timeout=SEC]\n"
+                "                   [--config-file=FILE] [--reply-timeout=SEC] [--auth-timeout=SEC]\n"
                 "                   [--max-queued-bytes=BYTES] [--stall-timeout=SEC]\n");
 }
 
@@ -110,6 +110,7 @@ int main(int argc, char **argv)
                 { "reply-timeout", required_argument, NULL, 't' },
                 { "max-queued-bytes", required_argument, NULL, 'q' },
                 { "stall-timeout", required_argument, NULL, 'T' },
+                { "auth-timeout", required_argument, NULL, 'A' },
                 { "help", no_argument, NULL, 'h' },
                 {}
         };
@@ -118,7 +119,9 @@ int main(int argc, char **argv)
                 .reply_timeout_usec = 1800ULL * 1000000,
                 .output_limit = PROXY_OUTPUT_LIMIT,
                 .stall_timeout_ns = PROXY_STALL_TIMEOUT_SEC * 1000000000ULL,
+                .auth_timeout_ns = PROXY_AUTH_TIMEOUT_SEC * 1000000000ULL,
         };
+        struct proxy_watch internalw = { .kind = WATCH_INTERNAL };
         const char **addresses = NULL;
         size_t n_addresses = 0;
         char *bus_default = NULL, *addr_default = NULL;
@@ -142,8 +145,13 @@ int main(int argc, char **argv)
                         break;
                 }
                 case 'c': p.config_file = optarg; break;
-                case 'n': p.no_activation = true; break;
-                case 'S': break;
+                case 'n': case 'S':
+                        /* refused rather than ignored: nothing here would act on them */
+                        fprintf(stderr, "kdbus-proxy: --%s is not supported: the proxy has no launcher "
+                                "of its own; services are started by kdbus-launcher, which the "
+                                "proxy's StartServiceByName and its clients' calls reach through "
+                                "the activators\n", c == 'n' ? "no-activation" : "systemd-activation");
+                        return 2;
                 case 't': {
                         char *end;
                         unsigned long v = strtoul(optarg, &end, 10);
@@ -153,6 +161,17 @@ int main(int argc, char **argv)
                                 return 2;
                         }
                         p.reply_timeout_usec = v * 1000000ULL;
+                        break;
+                }
+                case 'A': {
+                        char *end;
+                        unsigned long v = strtoul(optarg, &end, 10);
+
+                        if (*end || !*optarg || v == 0 || v > 86400) {
+                                fprintf(stderr, "kdbus-proxy: bad --auth-timeout\n");
+                                return 2;
+                        }
+                        p.auth_timeout_ns = v * 1000000000ULL;
                         break;
                 }
                 case 'q': case 'T': {
@@ -247,6 +266,10 @@ int main(int argc, char **argv)
                 if (proxy_epoll_set(&p, &p.listeners[i].watch, EPOLLIN, true) < 0)
                         goto out;
         }
+        /* the internal connection's replies: StartServiceByName's pings */
+        internalw.fd = kdbus_bus_get_fd(p.internal);
+        if (proxy_epoll_set(&p, &internalw, EPOLLIN, true) < 0)
+                goto out;
         sigw.fd = signalfd(-1, &mask, SFD_CLOEXEC | SFD_NONBLOCK);
         if (sigw.fd < 0 || proxy_epoll_set(&p, &sigw, EPOLLIN, true) < 0)
                 goto out;
@@ -275,6 +298,12 @@ int main(int argc, char **argv)
                                 break;
                         case WATCH_CLIENT_BUS:
                                 proxy_client_bus_event(w->ptr, ev[i].events);
+                                break;
+                        case WATCH_CLIENT_EAVESDROP:
+                                proxy_eavesdrop_event(w->ptr, ev[i].events);
+                                break;
+                        case WATCH_INTERNAL:
+                                proxy_internal_event(&p);
                                 break;
                         case WATCH_SIGNAL: {
                                 struct signalfd_siginfo si;

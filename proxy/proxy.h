@@ -25,12 +25,15 @@
 #define PROXY_MAX_QUEUED_FDS    1024
 
 struct proxy_policy;
+struct kdbus_match_rule;
 
 enum proxy_watch_kind {
         WATCH_LISTENER,
         WATCH_CLIENT,
         WATCH_CLIENT_BUS,
         WATCH_SIGNAL,
+        WATCH_INTERNAL,
+        WATCH_CLIENT_EAVESDROP,
 };
 
 struct proxy_watch {
@@ -72,7 +75,14 @@ struct proxy_client {
         struct kdbus_bus *bus;
         bool authenticated;
         bool monitor;
-        bool monitor_all;               /* a monitor without rules: sees driver traffic too */
+        bool monitor_all;               /* a monitor without rules */
+        struct kdbus_match_rule **monitor_rules;        /* select its copies of driver traffic */
+        size_t n_monitor_rules;
+        /* eavesdrop='true' rules of a privileged client, fed by a hidden monitor */
+        struct kdbus_match_rule **eavesdrop_rules;
+        size_t n_eavesdrop_rules;
+        struct kdbus_bus *eavesdrop_bus;
+        struct proxy_watch eavesw;
         bool dead;
         bool bus_blocked;               /* EPOLLIN of the kdbus fd removed */
         uint32_t sock_events;
@@ -92,10 +102,10 @@ struct proxy {
         const char *config_file;
         struct proxy_policy *policy;
         bool system;
-        bool no_activation;
         uint64_t reply_timeout_usec;
         uint64_t output_limit;          /* --max-queued-bytes, per client */
         uint64_t stall_timeout_ns;      /* --stall-timeout */
+        uint64_t auth_timeout_ns;       /* --auth-timeout */
         char guid[33];
         struct kdbus_bus *internal;     /* the proxy's own connection */
         struct proxy_listener *listeners;
@@ -126,7 +136,7 @@ void proxy_client_tick(struct proxy_client *c, uint64_t now);
 void proxy_client_free(struct proxy_client *c);
 void proxy_client_disconnect(struct proxy_client *c, const char *why);
 int proxy_client_queue(struct proxy_client *c, struct kdbus_message *m, int *fds, size_t n_fds);
-/* a copy of the driver traffic of a client for the monitors that watch everything */
+/* a copy of the driver traffic of a client for the monitors whose rules select it */
 void proxy_monitors_copy(struct proxy *p, struct kdbus_message *m);
 int proxy_client_reply(struct proxy_client *c, struct kdbus_message *call, const char *types, ...);
 int proxy_client_reply_error(struct proxy_client *c, struct kdbus_message *call, const char *name,
@@ -136,8 +146,21 @@ int proxy_client_open_bus(struct proxy_client *c, bool monitor, struct kdbus_bus
 int proxy_client_attach_bus(struct proxy_client *c, struct kdbus_bus *bus);
 void proxy_client_forward(struct kdbus_bus *bus, struct kdbus_message *m, void *userdata);
 
+/* queue a driver reply or signal (serial, flags and SENDER set here) */
+int proxy_client_queue_driver(struct proxy_client *c, struct kdbus_message *m);
+
+/* proxy-driver.c: 1 when the proxy answered (or will answer) the driver call */
+int proxy_driver_call(struct proxy_client *c, struct kdbus_message *m);
+void proxy_internal_event(struct proxy *p);
+
 /* proxy-monitor.c */
 int proxy_monitor_become(struct proxy_client *c, struct kdbus_message *call);
+void proxy_monitor_free_rules(struct proxy_client *c);
+/* AddMatch/RemoveMatch of an eavesdrop='true' rule (the driver still answers) */
+void proxy_eavesdrop_add(struct proxy_client *c, const char *rule);
+void proxy_eavesdrop_remove(struct proxy_client *c, const char *rule);
+void proxy_eavesdrop_event(struct proxy_client *c, uint32_t events);
+void proxy_eavesdrop_stop(struct proxy_client *c);
 
 /* proxy-policy glue (proxy-client.c); true when allowed or no policy */
 bool proxy_may_send(struct proxy_client *c, struct kdbus_message *m);

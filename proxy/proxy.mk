@@ -12,7 +12,8 @@ PROXY_DIR	:= $(abspath $(dir $(lastword $(MAKEFILE_LIST))))
 PROXY_TOP	:= $(abspath $(PROXY_DIR)/..)
 PROXY_SRCS	:= $(PROXY_DIR)/proxy-main.c $(PROXY_DIR)/proxy-listener.c \
 		   $(PROXY_DIR)/proxy-sasl.c $(PROXY_DIR)/proxy-client.c \
-		   $(PROXY_DIR)/proxy-monitor.c $(PROXY_DIR)/sd-notify.c
+		   $(PROXY_DIR)/proxy-monitor.c $(PROXY_DIR)/proxy-driver.c \
+		   $(PROXY_DIR)/sd-notify.c
 PROXY_HDRS	:= $(PROXY_DIR)/proxy.h $(PROXY_DIR)/proxy-sasl.h $(PROXY_DIR)/sd-notify.h
 PROXY_LIB_SRCS	:= $(sort $(wildcard $(PROXY_TOP)/lib/*.c))
 PROXY_CFLAGS	:= -std=gnu11 -Wall -Wextra -Werror -I$(PROXY_TOP)/include/uapi \

@@ -435,7 +435,7 @@ if [ $PROXY_OK = 1 ] && [ -d "/host$DEB" ]; then
 	done
 	# a proxy as kdbus-proxy.service runs it: Debian's system.conf policy
 	SADDR=unix:path=$T/system.sock
-	chroot /host "$HP/proxy/kdbus-proxy" --system --bus="$BUS" --address="$SADDR" --no-activation \
+	chroot /host "$HP/proxy/kdbus-proxy" --system --bus="$BUS" --address="$SADDR" \
 		--config-file=/usr/share/dbus-1/system.conf 2>> "$T/proxy.log" & SPX=$!
 	i=0
 	while [ ! -S "$T/system.sock" ] && [ $i -lt 300 ]; do sleep 0.1; i=$((i + 1)); done

@@ -8,7 +8,20 @@
  *       SASL in that style, Hello, then NameAcquired(own name) comes next
  *   wire-client ADDR names      RequestName/ReleaseName codes, ListQueuedOwners,
  *                               the signal order of an owner change
- *   wire-client ADDR serve NAME a classic echo service (Echo ay, Sum ayay -> tt)
+ *   wire-client ADDR serve NAME [be]
+ *                               a classic echo service (Echo ay, Sum ayay -> tt);
+ *                               with "be" its replies are big-endian
+ *   wire-client ADDR bigendian NAME
+ *                               big-endian calls (driver GetId, NAME's Echo and Sum)
+ *   wire-client ADDR idle SECONDS
+ *                               connect and send nothing: exit 0 if disconnected
+ *                               within SECONDS (the authentication timeout)
+ *   wire-client ADDR eavesdrop SECONDS RULE [UID]
+ *                               (as UID) AddMatch(RULE), print "ready", then one
+ *                               line per message received within SECONDS
+ *   wire-client ADDR creds [GID,GID...]
+ *                               (as root: with these supplementary groups)
+ *                               GetConnectionCredentials of itself, printed
  *   wire-client ADDR large MIB  a MIB MiB body to the service org.t.Wire (Sum)
  *   wire-client ADDR noread SECONDS
  *                               subscribe to org.t.Wire signals, never read;
@@ -21,6 +34,7 @@
  */
 #define _GNU_SOURCE
 #include <fcntl.h>
+#include <grp.h>
 #include <signal.h>
 #include <sys/resource.h>
 
@@ -186,7 +200,19 @@ static int names(void)
         return fail;
 }
 
-static int serve(const char *name)
+/* @m's bytes in big-endian order, sealed with the next serial; NULL on failure */
+static struct kdbus_message *big_endian(struct d1 *c, struct kdbus_message *m)
+{
+        struct kdbus_message *b = NULL;
+
+        if (!kdbus_message_is_sealed(m) && kdbus_message_seal(m, ++c->serial, NULL) < 0)
+                return NULL;
+        if (kdbus_message_convert(&b, m, 'B') < 0)
+                return NULL;
+        return b;
+}
+
+static int serve(const char *name, bool be)
 {
         struct d1 c;
         int r;
@@ -239,6 +265,12 @@ static int serve(const char *name)
                         kdbus_message_new_error(&reply, m, "org.freedesktop.DBus.Error.UnknownMethod",
                                                 member);
                 }
+                if (reply && be) {
+                        struct kdbus_message *b = big_endian(&c, reply);
+
+                        kdbus_message_unref(reply);
+                        reply = b;
+                }
                 if (reply && !(kdbus_message_get_flags(m) & KDBUS_MESSAGE_NO_REPLY_EXPECTED))
                         d1_send(&c, reply);
                 kdbus_message_unref(reply);
@@ -285,6 +317,222 @@ static int large(unsigned mib)
                (unsigned long long)(d1_now_ms() - t0), (unsigned long long)got_total,
                got_sum == sum ? "matches" : "differs");
         return got_total == size && got_sum == sum ? 0 : 1;
+}
+
+/* big-endian calls: the driver, then @name's Echo and Sum */
+static int bigendian(const char *name)
+{
+        struct kdbus_message *m = NULL, *b, *reply = NULL;
+        uint8_t bytes[1000];
+        const void *p;
+        const char *id;
+        uint64_t total = 0, sum = 0, want_sum = 0;
+        size_t n;
+        int fails = 0, r;
+        struct d1 c;
+
+        for (size_t i = 0; i < sizeof(bytes); i++) {
+                bytes[i] = (uint8_t)(i * 13 + 1);
+                want_sum += bytes[i];
+        }
+        open_or_die(&c, D1_AUTH_IR);
+        kdbus_message_new_method_call(&m, "org.freedesktop.DBus", "/org/freedesktop/DBus",
+                                      "org.freedesktop.DBus", "GetId");
+        b = big_endian(&c, m);
+        r = b ? d1_call(&c, b, &reply, TMO) : -ENOMEM;
+        if (r < 0)
+                return die("GetId", r);
+        if (kdbus_message_get_type(reply) == KDBUS_MESSAGE_METHOD_RETURN &&
+            kdbus_message_read(reply, "s", &id) >= 0 && strlen(id) == 32) {
+                printf("ok big-endian GetId %s\n", id);
+        } else {
+                printf("FAIL big-endian GetId: %s\n", kdbus_message_get_error_name(reply) ?: "?");
+                fails++;
+        }
+        kdbus_message_unref(reply);
+        kdbus_message_unref(b);
+        kdbus_message_unref(m);
+
+        m = NULL;
+        kdbus_message_new_method_call(&m, name, "/org/t/Wire", "org.t.Wire", "Echo");
+        kdbus_message_append_array(m, 'y', bytes, sizeof(bytes));
+        b = big_endian(&c, m);
+        r = b ? d1_call(&c, b, &reply, TMO) : -ENOMEM;
+        if (r < 0)
+                return die("Echo", r);
+        if (kdbus_message_get_type(reply) == KDBUS_MESSAGE_METHOD_RETURN &&
+            kdbus_message_read_array(reply, 'y', &p, &n) > 0 && n == sizeof(bytes) &&
+            memcmp(p, bytes, n) == 0) {
+                printf("ok big-endian Echo of %zu bytes (reply in '%c')\n", n,
+                       kdbus_message_get_endian(reply));
+        } else {
+                printf("FAIL big-endian Echo: %s\n", kdbus_message_get_error_name(reply) ?: "wrong bytes");
+                fails++;
+        }
+        kdbus_message_unref(reply);
+        kdbus_message_unref(b);
+        kdbus_message_unref(m);
+
+        m = NULL;
+        kdbus_message_new_method_call(&m, name, "/org/t/Wire", "org.t.Wire", "Sum");
+        kdbus_message_append_array(m, 'y', bytes, 999);
+        kdbus_message_append_array(m, 'y', bytes + 999, 1);
+        b = big_endian(&c, m);
+        r = b ? d1_call(&c, b, &reply, TMO) : -ENOMEM;
+        if (r < 0)
+                return die("Sum", r);
+        if (kdbus_message_get_type(reply) == KDBUS_MESSAGE_METHOD_RETURN &&
+            kdbus_message_read(reply, "tt", &total, &sum) >= 0 && total == sizeof(bytes) &&
+            sum == want_sum) {
+                printf("ok big-endian Sum: %llu bytes, sum %llu\n", (unsigned long long)total,
+                       (unsigned long long)sum);
+        } else {
+                printf("FAIL big-endian Sum: %llu bytes, sum %llu (want %llu)\n",
+                       (unsigned long long)total, (unsigned long long)sum,
+                       (unsigned long long)want_sum);
+                fails++;
+        }
+        kdbus_message_unref(reply);
+        kdbus_message_unref(b);
+        kdbus_message_unref(m);
+        d1_close(&c);
+        return fails ? 1 : 0;
+}
+
+/* connect and stay silent: the bus must drop us within @seconds */
+static int idle(unsigned seconds)
+{
+        uint64_t t0 = d1_now_ms();
+        int fd = d1_connect_fd(addr);
+        int r;
+
+        if (fd < 0)
+                return die("connect", fd);
+        r = d1_wait_eof(fd, (int)seconds * 1000);
+        close(fd);
+        if (r == 0) {
+                printf("FAIL still connected after %u s\n", seconds);
+                return 1;
+        }
+        printf("dropped after %llu ms\n", (unsigned long long)(d1_now_ms() - t0));
+        return 0;
+}
+
+static int eavesdrop(unsigned seconds, const char *rule, const char *uid)
+{
+        struct kdbus_message *m = NULL;
+        uint64_t end;
+        struct d1 c;
+        int r;
+
+        if (*uid && setuid((uid_t)atoi(uid)) < 0)
+                return die("setuid", errno);
+        open_or_die(&c, D1_AUTH_IR);
+        r = d1_driver_call(&c, "AddMatch", &m, TMO, "s", rule);
+        if (r < 0)
+                return die("AddMatch", r);
+        /* dbus-daemon refuses eavesdropping to the unprivileged: listen anyway */
+        if (kdbus_message_get_type(m) == KDBUS_MESSAGE_METHOD_RETURN)
+                printf("ready %s\n", c.unique);
+        else
+                printf("ready %s, AddMatch refused: %s\n", c.unique, kdbus_message_get_error_name(m));
+        kdbus_message_unref(m);
+        end = d1_now_ms() + seconds * 1000ULL;
+        for (;;) {
+                uint64_t now = d1_now_ms();
+                static const char *const types[] = { "?", "call", "return", "error", "signal" };
+                uint8_t t;
+
+                if (now >= end || d1_next(&c, &m, (int)(end - now)) < 0)
+                        break;
+                t = kdbus_message_get_type(m);
+                printf("%s %s sender=%s destination=%s\n", types[t <= 4 ? t : 0],
+                       kdbus_message_get_member(m) ?: "-", kdbus_message_get_sender(m) ?: "-",
+                       kdbus_message_get_destination(m) ?: "-");
+                kdbus_message_unref(m);
+        }
+        d1_close(&c);
+        return 0;
+}
+
+/* GetConnectionCredentials of ourselves, one "key: value" line each */
+static int creds(const char *gids)
+{
+        struct kdbus_message *reply = NULL;
+        gid_t groups[32];
+        size_t n_groups = 0;
+        struct d1 c;
+        int r;
+
+        for (const char *g = gids; *g && n_groups < 32; g = strchr(g, ',') ? strchr(g, ',') + 1 : "")
+                groups[n_groups++] = (gid_t)strtoul(g, NULL, 10);
+        if (n_groups && setgroups(n_groups, groups) < 0)
+                return die("setgroups", errno);
+        {
+                /* our own label as SO_PEERSEC shows it: a socket pair's other end */
+                char label[256];
+                socklen_t len = sizeof(label) - 1;
+                int sp[2];
+
+                if (socketpair(AF_UNIX, SOCK_STREAM | SOCK_CLOEXEC, 0, sp) < 0)
+                        return die("socketpair", errno);
+                if (getsockopt(sp[0], SOL_SOCKET, SO_PEERSEC, label, &len) == 0 && len > 0) {
+                        label[len] = 0;
+                        printf("peer label: %s\n", label);
+                } else {
+                        printf("peer label: (none: %s)\n", len == 0 ? "empty" : strerror(errno));
+                }
+                close(sp[0]);
+                close(sp[1]);
+        }
+        open_or_die(&c, D1_AUTH_IR);
+        r = d1_driver_call(&c, "GetConnectionCredentials", &reply, TMO, "s", c.unique);
+        if (r < 0)
+                return die("GetConnectionCredentials", r);
+        if (kdbus_message_get_type(reply) != KDBUS_MESSAGE_METHOD_RETURN ||
+            kdbus_message_enter_container(reply, 'a', "{sv}") <= 0) {
+                printf("FAIL GetConnectionCredentials: %s\n",
+                       kdbus_message_get_error_name(reply) ?: "bad reply");
+                return 1;
+        }
+        while (kdbus_message_enter_container(reply, '{', "sv") > 0) {
+                const char *key = NULL, *contents = NULL;
+                char type;
+
+                kdbus_message_read_basic(reply, 's', &key);
+                kdbus_message_peek_type(reply, &type, &contents);
+                if (contents && kdbus_message_enter_container(reply, 'v', contents) > 0) {
+                        if (strcmp(contents, "u") == 0) {
+                                uint32_t v = 0;
+
+                                kdbus_message_read_basic(reply, 'u', &v);
+                                printf("%s: %u\n", key, v);
+                        } else if (strcmp(contents, "au") == 0) {
+                                const void *p;
+                                size_t n = 0;
+
+                                kdbus_message_read_array(reply, 'u', &p, &n);
+                                printf("%s:", key);
+                                for (size_t i = 0; i < n / 4; i++)
+                                        printf(" %u", ((const uint32_t *)p)[i]);
+                                printf("\n");
+                        } else if (strcmp(contents, "ay") == 0) {
+                                const void *p;
+                                size_t n = 0;
+
+                                kdbus_message_read_array(reply, 'y', &p, &n);
+                                printf("%s: %.*s\n", key, (int)strnlen(p, n), (const char *)p);
+                        } else {
+                                printf("%s: (%s)\n", key, contents);
+                                kdbus_message_skip(reply, contents);
+                        }
+                        kdbus_message_exit_container(reply);
+                }
+                kdbus_message_exit_container(reply);
+        }
+        kdbus_message_unref(reply);
+        d1_close(&c);
+        return 0;
 }
 
 static int noread(unsigned seconds)
@@ -452,7 +700,15 @@ int main(int argc, char **argv)
         if (strcmp(mode, "names") == 0)
                 return names();
         if (strcmp(mode, "serve") == 0)
-                return serve(arg);
+                return serve(arg, argc > 4 && strcmp(argv[4], "be") == 0);
+        if (strcmp(mode, "bigendian") == 0)
+                return bigendian(arg);
+        if (strcmp(mode, "idle") == 0)
+                return idle((unsigned)atoi(arg));
+        if (strcmp(mode, "eavesdrop") == 0 && argc > 4)
+                return eavesdrop((unsigned)atoi(arg), argv[4], argc > 5 ? argv[5] : "");
+        if (strcmp(mode, "creds") == 0)
+                return creds(arg);
         if (strcmp(mode, "large") == 0)
                 return large((unsigned)atoi(arg));
         if (strcmp(mode, "noread") == 0)
