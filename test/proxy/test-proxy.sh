@@ -498,12 +498,13 @@ else
 	wait_for "$T/py" "got Sig from-kdbusctl" 100; t $? "kdbusctl emit -> python"
 	$K monitor "member='NameOwnerChanged'" > "$T/kmon" 2>&1 & KMON=$!
 	pids="$pids $KMON"
-	wait_for "$T/kmon" Monitoring 100
+	wait_for "$T/kmon" Monitoring 300
 	bg dbus-monitor --address "$ADDR" "type='signal',member='NameOwnerChanged'" > "$T/nmon" 2>&1 &
 	pids="$pids $!"
-	# it is ready once it sees a name change (a client coming and going)
+	# it is ready once it sees a name change (a client coming and going);
+	# a loaded machine may need many seconds to start it
 	i=0
-	while ! grep -q NameOwnerChanged "$T/nmon" && [ $i -lt 10 ]; do
+	while ! grep -q NameOwnerChanged "$T/nmon" && [ $i -lt 60 ]; do
 		x 10 "$W" "$ADDR" sasl-ir > /dev/null 2>&1
 		sleep 0.5
 		i=$((i + 1))
@@ -512,12 +513,12 @@ else
 	pids="$pids $N2"
 	bg "$W" "$ADDR" serve org.t.Classic2 > "$T/c2" 2>&1 & C2=$!
 	pids="$pids $C2"
-	wait_for "$T/nat2" ready 100
-	wait_for "$T/c2" serving 100
-	wait_for "$T/nmon" 'string "org.t.Native2"' 100; rc=$?
+	wait_for "$T/nat2" ready 300
+	wait_for "$T/c2" serving 300
+	wait_for "$T/nmon" 'string "org.t.Native2"' 300; rc=$?
 	[ $rc = 0 ] || show "$T/nmon"
 	t $rc "NameOwnerChanged of a native name seen by dbus-monitor"
-	wait_for "$T/kmon" "org.t.Classic2" 100 && grep -q NameOwnerChanged "$T/kmon"
+	wait_for "$T/kmon" "org.t.Classic2" 300 && grep -q NameOwnerChanged "$T/kmon"
 	t $? "NameOwnerChanged of a classic name seen by kdbusctl monitor"
 	# SIGTERM, then at most 10 s for it to exit (a zombie: state Z)
 	kill "$DPID"
