@@ -67,6 +67,7 @@ struct kdbus_bus {
         char *description;
         uint64_t pool_size_req;
         bool accept_fd;
+        bool external_bodies;           /* kdbus_bus_set_external_bodies */
         bool monitor;
         bool name_signals;
         uint64_t attach_recv;

@@ -593,6 +593,12 @@ int kdbus_bus_set_accept_fd(struct kdbus_bus *bus, bool accept)
         return 0;
 }
 
+int kdbus_bus_set_external_bodies(struct kdbus_bus *bus, bool enable)
+{
+        bus->external_bodies = enable;
+        return 0;
+}
+
 int kdbus_bus_set_attach_recv(struct kdbus_bus *bus, uint64_t attach_flags)
 {
         bus->attach_recv = attach_flags | KDBUS_ATTACH_NAMES;
@@ -1249,7 +1255,9 @@ static int bus_send_raw(struct kdbus_bus *bus, struct kdbus_message *m, uint64_t
         uint64_t dst_id = KDBUS_DST_ID_NAME, size, hlen, body;
         uint32_t fields_len, reply_serial = 0;
         bool broadcast = false, use_memfd;
-        int *fds = NULL, memfd = -1;
+        int *fds = NULL, memfd = -1, ext_fd = -1;
+        const void *ext_body;
+        size_t ext_size = 0;
         size_t n_fds = 0, msize;
         struct kdbus_msg *msg = NULL;
         struct kdbus_item *item;
@@ -1270,6 +1278,9 @@ static int bus_send_raw(struct kdbus_bus *bus, struct kdbus_message *m, uint64_t
         if (hlen > size)
                 return -EINVAL;
         body = size - hlen;
+        /* a body kept in its memfd (kdbus_message_parse_external) goes as it is */
+        if (kdbus_message_get_external_body(m, &ext_body, &ext_size, &ext_fd) >= 0)
+                body = ext_size;
 
         if (!dest) {
                 if (type == KDBUS_MESSAGE_SIGNAL)
@@ -1295,8 +1306,8 @@ static int bus_send_raw(struct kdbus_bus *bus, struct kdbus_message *m, uint64_t
         }
 
         use_memfd = body > 0 && ((!broadcast && body >= KDBUS_BUS_MEMFD_THRESHOLD) ||
-                                 size > MAX_PAYLOAD_VEC);
-        if (use_memfd) {
+                                 size > MAX_PAYLOAD_VEC || ext_fd >= 0);
+        if (use_memfd && ext_fd < 0) {
                 memfd = memfd_for(data + hlen, body);
                 if (memfd < 0) {
                         r = memfd;
@@ -1356,7 +1367,7 @@ static int bus_send_raw(struct kdbus_bus *bus, struct kdbus_message *m, uint64_t
                 item->type = KDBUS_ITEM_PAYLOAD_MEMFD;
                 item->memfd.start = 0;
                 item->memfd.size = body;
-                item->memfd.fd = memfd;
+                item->memfd.fd = ext_fd >= 0 ? ext_fd : memfd;
                 item = ITEM_NEXT(item);
         }
         if (broadcast) {
@@ -1796,7 +1807,19 @@ static int bus_take_slice(struct kdbus_bus *bus, uint64_t offset, uint64_t slice
                 if (hlen > parts[0].size)
                         goto out;
         }
-        if (n_parts == 1) {
+        if (bus->external_bodies && !in->broadcast && n_parts == 2 && parts[1].memfd &&
+            parts[1].size && kdbus_message_peek_size(parts[0].ptr, parts[0].size, &n_bytes) >= 0 &&
+            n_bytes == parts[0].size + parts[1].size) {
+                /* header + memfd body: the body stays in the memfd, never copied */
+                int fd = fcntl(parts[1].fd, F_DUPFD_CLOEXEC, 3);
+
+                n_bytes = 0;
+                r = fd < 0 ? -errno :
+                    kdbus_message_parse_external(&in->m, parts[0].ptr, parts[0].size, fd,
+                                                 parts[1].start, parts[1].size);
+                if (r < 0 && fd >= 0)
+                        close(fd);
+        } else if (n_parts == 1) {
                 r = kdbus_message_parse(&in->m, parts[0].ptr, parts[0].size);
         } else {
                 r = reassemble(parts, n_parts, &bytes, &n_bytes);

@@ -108,6 +108,11 @@ int kdbus_bus_set_address(struct kdbus_bus *bus, const char *address);
 int kdbus_bus_set_description(struct kdbus_bus *bus, const char *description);
 int kdbus_bus_set_pool_size(struct kdbus_bus *bus, uint64_t size);
 int kdbus_bus_set_accept_fd(struct kdbus_bus *bus, bool accept);
+/*
+ * unicast messages received as header + memfd body keep the body in the
+ * memfd (kdbus_message_get_external_body; the read calls see no body)
+ */
+int kdbus_bus_set_external_bodies(struct kdbus_bus *bus, bool enable);
 int kdbus_bus_set_attach_recv(struct kdbus_bus *bus, uint64_t attach_flags);
 int kdbus_bus_set_monitor(struct kdbus_bus *bus, bool monitor);
 /* synthesise NameAcquired/NameLost for own names (libkdbus(3)) */

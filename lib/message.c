@@ -14,6 +14,7 @@
  * still check every bound, because a check is cheaper than a doubt.
  */
 
+#define _GNU_SOURCE     /* memfd seals */
 #include <errno.h>
 #include <fcntl.h>
 #include <stdarg.h>
@@ -21,6 +22,8 @@
 #include <stdint.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/mman.h>
+#include <sys/stat.h>
 #include <unistd.h>
 
 #include "marshal.h"
@@ -57,6 +60,17 @@ struct kdbus_message {
         size_t body_offset;
         struct kdbus_reader reader;
         bool has_reader;
+
+        /*
+         * A body outside data (kdbus_message_parse_external): data holds
+         * the header only, the body is a read-only mapping of a sealed memfd.
+         */
+        bool has_ext;
+        int ext_fd;
+        void *ext_map;
+        size_t ext_map_size;
+        const uint8_t *ext_body;
+        size_t ext_size;
 };
 
 static char field_type(uint8_t code)
@@ -189,6 +203,10 @@ struct kdbus_message *kdbus_message_unref(struct kdbus_message *m)
         kdbus_writer_deinit(&m->body);
         if (m->has_reader)
                 kdbus_reader_deinit(&m->reader);
+        if (m->has_ext) {
+                munmap(m->ext_map, m->ext_map_size);
+                close(m->ext_fd);
+        }
         free(m->data);
         free(m);
         return NULL;
@@ -215,12 +233,12 @@ static int message_build(struct kdbus_message *m, const void *body, size_t body_
         struct message_fields *f = &m->fields;
         struct kdbus_writer w;
         uint8_t version = 1;
-        uint32_t body_len = (uint32_t)body_size;
+        uint32_t body_len = (uint32_t)(body_size + m->ext_size);
         size_t i, body_offset;
         const char *sig;
         int r;
 
-        if (body_size > KDBUS_MESSAGE_MAX_SIZE)
+        if (body_size + m->ext_size > KDBUS_MESSAGE_MAX_SIZE)
                 return -EMSGSIZE;
         r = kdbus_writer_init(&w, m->endian);
         if (r < 0)
@@ -274,6 +292,8 @@ static int message_build(struct kdbus_message *m, const void *body, size_t body_
         }
 
         sig = f->strings[KDBUS_FIELD_SIGNATURE] ? f->strings[KDBUS_FIELD_SIGNATURE] : "";
+        if (m->has_ext)
+                sig = "";       /* the reader sees no body: it is not in data */
         if (m->has_reader)
                 kdbus_reader_deinit(&m->reader);
         m->has_reader = false;
@@ -1454,5 +1474,106 @@ int kdbus_message_convert(struct kdbus_message **ret, struct kdbus_message *m, c
         c->sealed = true;
         *ret = c;
         c = NULL;
+        return 0;
+}
+
+/*
+ * A validated message whose body stays in a sealed memfd: @header is the
+ * header and fields (padded to 8), the body is [@body_start, +@body_size)
+ * of @body_fd, validated through a read-only mapping and never copied. On
+ * success the message owns @body_fd; the read calls see no body.
+ */
+int kdbus_message_parse_external(struct kdbus_message **ret, const void *header,
+                                 size_t header_size, int body_fd, uint64_t body_start,
+                                 size_t body_size)
+{
+        _cleanup_message_ struct kdbus_message *m = NULL;
+        const uint8_t *p = header;
+        size_t total, header_end, body_offset, i, map_size;
+        struct kdbus_reader body;
+        const char *sig;
+        struct stat st;
+        void *map;
+        int seals, r;
+
+        if (!ret || !header || body_fd < 0 || body_size == 0)
+                return -EINVAL;
+        r = kdbus_message_peek_size(header, header_size, &total);
+        if (r < 0)
+                return r;
+        if (p[1] == 0)
+                return -EBADMSG;
+        header_end = KDBUS_MESSAGE_HEADER_SIZE + get_u32(p + 12, (char)p[0]);
+        body_offset = (header_end + 7) & ~(size_t)7;
+        if (header_size != body_offset || total != body_offset + body_size)
+                return -EBADMSG;
+        /* the body must not change under the validation */
+        seals = fcntl(body_fd, F_GET_SEALS);
+        if (seals < 0 || (seals & (F_SEAL_WRITE | F_SEAL_SHRINK)) != (F_SEAL_WRITE | F_SEAL_SHRINK))
+                return -EBADMSG;
+        if (fstat(body_fd, &st) < 0)
+                return -errno;
+        if (body_start > (uint64_t)st.st_size || body_size > (uint64_t)st.st_size - body_start)
+                return -EBADMSG;
+
+        r = message_new(&m, p[1], (char)p[0]);
+        if (r < 0)
+                return r;
+        m->flags = p[2];
+        m->serial = get_u32(p + 8, m->endian);
+        if (m->serial == 0)
+                return -EBADMSG;
+        r = parse_header(m, p, header_end);
+        if (r < 0)
+                return r;
+        for (i = header_end; i < body_offset; ++i)
+                if (p[i])
+                        return -EBADMSG;
+        if (!required_fields_present(m))
+                return -EBADMSG;
+
+        map_size = (size_t)body_start + body_size;
+        map = mmap(NULL, map_size, PROT_READ, MAP_SHARED, body_fd, 0);
+        if (map == MAP_FAILED)
+                return -errno;
+        m->has_ext = true;
+        m->ext_fd = -1;
+        m->ext_map = map;
+        m->ext_map_size = map_size;
+        m->ext_body = (const uint8_t *)map + body_start;
+        m->ext_size = body_size;
+
+        /* the body starts 8-aligned, so it validates as a buffer of its own */
+        sig = m->fields.strings[KDBUS_FIELD_SIGNATURE] ? m->fields.strings[KDBUS_FIELD_SIGNATURE] : "";
+        r = kdbus_reader_init(&body, m->ext_body, body_size, 0, m->endian, sig, m->fields.unix_fds);
+        if (r < 0)
+                return r == -EINVAL ? -EBADMSG : r;
+        r = kdbus_reader_validate(&body);
+        kdbus_reader_deinit(&body);
+        if (r < 0)
+                return r;
+
+        r = message_build(m, "", 0);
+        if (r < 0)
+                return r;
+        kdbus_writer_deinit(&m->body);
+        m->sealed = true;
+        m->ext_fd = body_fd;
+        *ret = m;
+        m = NULL;
+        return 0;
+}
+
+int kdbus_message_get_external_body(const struct kdbus_message *m, const void **data,
+                                    size_t *size, int *fd)
+{
+        if (!m->has_ext)
+                return -ENODATA;
+        if (data)
+                *data = m->ext_body;
+        if (size)
+                *size = m->ext_size;
+        if (fd)
+                *fd = m->ext_fd;
         return 0;
 }

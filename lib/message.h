@@ -76,6 +76,17 @@ int kdbus_message_parse(struct kdbus_message **ret, const void *data, size_t siz
  * (for reading streams); EBADMSG / EMSGSIZE / EPROTONOSUPPORT as parse.
  */
 int kdbus_message_peek_size(const void *data, size_t size, size_t *total);
+/*
+ * parse and validate a message whose body stays in a sealed memfd (the
+ * message owns @body_fd on success); @header is header and fields padded
+ * to 8. Its data is the header only, the read calls see no body.
+ */
+int kdbus_message_parse_external(struct kdbus_message **ret, const void *header,
+                                 size_t header_size, int body_fd, uint64_t body_start,
+                                 size_t body_size);
+/* the memfd body of such a message (-ENODATA when the body is in data) */
+int kdbus_message_get_external_body(const struct kdbus_message *m, const void **data,
+                                    size_t *size, int *fd);
 /* a sealed copy re-marshalled in byte order @endian ('l' or 'B') */
 int kdbus_message_convert(struct kdbus_message **ret, struct kdbus_message *m, char endian);
 
