@@ -8,12 +8,15 @@
  */
 
 #define _GNU_SOURCE
+#include <endian.h>
 #include <errno.h>
+#include <fcntl.h>
 #include <stdarg.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 #include <sys/epoll.h>
+#include <sys/mman.h>
 #include <sys/socket.h>
 #include <unistd.h>
 
@@ -48,6 +51,7 @@ struct proxy_client *proxy_client_new(struct proxy *p, int fd)
         c->busw.ptr = c;
         c->busw.fd = -1;
         c->eavesw.fd = -1;
+        c->body_fd = -1;
         c->id = ++p->next_client_id;
         c->accepted_ns = proxy_now_ns();
         return c;
@@ -109,6 +113,18 @@ void proxy_client_disconnect(struct proxy_client *c, const char *why)
         }
 }
 
+/* drop a large body being read (its memfd and mapping) */
+static void body_release(struct proxy_client *c)
+{
+        if (c->body_map)
+                munmap(c->body_map, c->body_size);
+        if (c->body_fd >= 0)
+                close(c->body_fd);
+        c->body_map = NULL;
+        c->body_fd = -1;
+        c->body_hlen = c->body_size = c->body_len = 0;
+}
+
 static void bus_close(struct proxy_client *c)
 {
         if (c->busw.fd >= 0)
@@ -139,6 +155,7 @@ void proxy_client_free(struct proxy_client *c)
         }
         close_fds(c->in_fds, c->n_in_fds);
         free(c->in_fds);
+        body_release(c);
         free(c->in);
         free(c->seclabel);
         free(c->groups);
@@ -188,13 +205,24 @@ static int flush(struct proxy_client *c)
 {
         while (c->out_head) {
                 struct proxy_outmsg *o = c->out_head;
-                struct iovec iov = { (uint8_t *)o->ptr + o->off, o->size - o->off };
+                size_t total = o->size + o->body_size;
+                struct iovec iov[2];
                 union {
                         struct cmsghdr h;
                         char buf[CMSG_SPACE(MAX_FDS_PER_MSG * sizeof(int))];
                 } ctl;
-                struct msghdr mh = { .msg_iov = &iov, .msg_iovlen = 1 };
+                struct msghdr mh = { .msg_iov = iov, .msg_iovlen = 1 };
                 ssize_t n;
+
+                /* a memfd body is written from its mapping, never copied */
+                if (o->off < o->size) {
+                        iov[0] = (struct iovec){ (uint8_t *)o->ptr + o->off, o->size - o->off };
+                        iov[1] = (struct iovec){ (uint8_t *)o->body, o->body_size };
+                        mh.msg_iovlen = o->body_size ? 2 : 1;
+                } else {
+                        iov[0] = (struct iovec){ (uint8_t *)o->body + (o->off - o->size),
+                                                 total - o->off };
+                }
 
                 if (o->off == 0 && o->n_fds) {
                         memset(&ctl, 0, sizeof(ctl));
@@ -221,7 +249,7 @@ static int flush(struct proxy_client *c)
                 }
                 o->off += (size_t)n;
                 c->out_bytes -= (uint64_t)n;
-                if (o->off < o->size)
+                if (o->off < total)
                         break;
                 c->out_head = o->next;
                 if (!c->out_head)
@@ -255,7 +283,7 @@ int proxy_client_queue(struct proxy_client *c, struct kdbus_message *m, int *fds
                 return r;
         }
         (void)conv;
-        o = malloc(sizeof(*o));
+        o = calloc(1, sizeof(*o));
         if (!o) {
                 close_fds(fds, n_fds);
                 free(fds);
@@ -270,12 +298,14 @@ int proxy_client_queue(struct proxy_client *c, struct kdbus_message *m, int *fds
         o->off = 0;
         o->fds = fds;
         o->n_fds = n_fds;
+        if (kdbus_message_get_external_body(m, &data, &o->body_size, NULL) >= 0)
+                o->body = data;
         if (c->out_tail)
                 c->out_tail->next = o;
         else
                 c->out_head = o;
         c->out_tail = o;
-        c->out_bytes += size;
+        c->out_bytes += size + o->body_size;
         if (c->out_head == o)
                 flush(c);
         else
@@ -587,6 +617,8 @@ int proxy_client_open_bus(struct proxy_client *c, bool monitor, struct kdbus_bus
         if (r >= 0)
                 r = kdbus_bus_set_accept_fd(bus, c->sasl.unix_fd);
         if (r >= 0)
+                r = kdbus_bus_set_external_bodies(bus, true);
+        if (r >= 0)
                 r = kdbus_bus_set_attach_recv(bus, KDBUS_ATTACH_NAMES | KDBUS_ATTACH_CREDS |
                                                    KDBUS_ATTACH_PIDS | KDBUS_ATTACH_SECLABEL);
         if (r >= 0)
@@ -784,18 +816,13 @@ static void consume_input(struct proxy_client *c, size_t size)
         c->in_len = rest;
 }
 
-/* one complete message of @size bytes at c->in, consumed here */
-static int take_message(struct proxy_client *c, size_t size)
+/* a parsed message of the client (unreferenced here): its descriptors, then on */
+static int take_parsed(struct proxy_client *c, struct kdbus_message *m)
 {
-        struct kdbus_message *m = NULL, *conv = NULL;
+        struct kdbus_message *conv = NULL;
         uint32_t n_fds;
         int r;
 
-        r = kdbus_message_parse(&m, c->in, size);
-        /* the parsed message has its own copy: never hold big bodies twice */
-        consume_input(c, size);
-        if (r < 0)
-                return r;
         n_fds = kdbus_message_get_unix_fds(m);
         if (n_fds > c->n_in_fds) {
                 kdbus_message_unref(m);
@@ -822,11 +849,123 @@ static int take_message(struct proxy_client *c, size_t size)
         return r;
 }
 
+/* one complete message of @size bytes at c->in, consumed here */
+static int take_message(struct proxy_client *c, size_t size)
+{
+        struct kdbus_message *m = NULL;
+        int r;
+
+        r = kdbus_message_parse(&m, c->in, size);
+        /* the parsed message has its own copy: never hold big bodies twice */
+        consume_input(c, size);
+        if (r < 0)
+                return r;
+        return take_parsed(c, m);
+}
+
+/*
+ * The message at c->in (@hlen bytes of header, @total in all) has a large
+ * body: it is read from the socket straight into a memfd's mapping, over
+ * as many wake-ups as it takes (read_input), and sent as that memfd.
+ */
+static int body_start(struct proxy_client *c, size_t hlen, size_t total)
+{
+        size_t size = total - hlen, have = c->in_len - hlen;
+        void *map;
+        int fd;
+
+        fd = memfd_create("kdbus-proxy-body", MFD_CLOEXEC | MFD_ALLOW_SEALING);
+        if (fd < 0)
+                return -errno;
+        if (ftruncate(fd, (off_t)size) < 0) {
+                close(fd);
+                return -ENOMEM;
+        }
+        map = mmap(NULL, size, PROT_READ | PROT_WRITE, MAP_SHARED, fd, 0);
+        if (map == MAP_FAILED) {
+                close(fd);
+                return -ENOMEM;
+        }
+        c->body_fd = fd;
+        c->body_map = map;
+        c->body_size = size;
+        c->body_hlen = hlen;
+        memcpy(c->body_map, c->in + hlen, have);
+        c->body_len = have;
+        c->in_len = hlen;
+        return 0;
+}
+
+/* a memfd-body message as a contiguous one: the driver reads its arguments */
+static int make_contiguous(struct kdbus_message **m)
+{
+        struct kdbus_message *n = NULL;
+        const void *header, *body;
+        size_t hlen, blen;
+        uint8_t *buf;
+        int r;
+
+        if (kdbus_message_get_data(*m, &header, &hlen) < 0 ||
+            kdbus_message_get_external_body(*m, &body, &blen, NULL) < 0)
+                return -EINVAL;
+        buf = malloc(hlen + blen);
+        if (!buf)
+                return -ENOMEM;
+        memcpy(buf, header, hlen);
+        memcpy(buf + hlen, body, blen);
+        r = kdbus_message_parse(&n, buf, hlen + blen);
+        free(buf);
+        kdbus_message_unref(*m);
+        *m = n;
+        return r;
+}
+
+/* the body is complete: seal it, validate the message and hand it on */
+static int body_finish(struct proxy_client *c)
+{
+        struct kdbus_message *m = NULL;
+        int r;
+
+        /* no writable mapping may remain for F_SEAL_WRITE */
+        munmap(c->body_map, c->body_size);
+        c->body_map = NULL;
+        if (fcntl(c->body_fd, F_ADD_SEALS, F_SEAL_SHRINK | F_SEAL_GROW | F_SEAL_WRITE | F_SEAL_SEAL) < 0)
+                r = -errno;
+        else
+                r = kdbus_message_parse_external(&m, c->in, c->body_hlen, c->body_fd, 0,
+                                                 c->body_size);
+        if (r >= 0)
+                c->body_fd = -1;        /* the message owns it now */
+        if (r >= 0 && is_driver_dest(m))
+                r = make_contiguous(&m);
+        consume_input(c, c->body_hlen);
+        body_release(c);
+        if (r < 0) {
+                kdbus_message_unref(m);
+                return r;
+        }
+        return take_parsed(c, m);
+}
+
 static int process_input(struct proxy_client *c)
 {
         size_t off = 0;
         int r = 0;
 
+        if (c->body_map) {
+                if (c->body_len < c->body_size)
+                        goto out;
+                r = body_finish(c);
+                if (r < 0) {
+                        char why[96];
+
+                        snprintf(why, sizeof(why), "invalid message (%s)", strerror(-r));
+                        proxy_client_disconnect(c, why);
+                        return r;
+                }
+                if (c->bus)
+                        process_bus(c);
+        }
         while (!c->dead && off < c->in_len) {
                 if (!c->authenticated) {
                         char reply[160];
@@ -864,7 +1003,8 @@ static int process_input(struct proxy_client *c)
                         continue;
                 }
                 {
-                        size_t total;
+                        size_t total, hlen, need;
+                        uint32_t fields_len;
 
                         if (c->in_len - off < KDBUS_MESSAGE_HEADER_SIZE)
                                 break;
@@ -873,6 +1013,9 @@ static int process_input(struct proxy_client *c)
                                 proxy_client_disconnect(c, "malformed message header");
                                 return -EBADMSG;
                         }
+                        memcpy(&fields_len, c->in + off + 12, 4);
+                        hlen = (KDBUS_MESSAGE_HEADER_SIZE + (size_t)le32toh(fields_len) + 7) & ~(size_t)7;
+                        need = total;
                         if (c->in_len - off < total) {
                                 /* make room for the whole message */
                                 if (off) {
@@ -880,15 +1023,27 @@ static int process_input(struct proxy_client *c)
                                         c->in_len -= off;
                                         off = 0;
                                 }
-                                if (c->in_cap < total) {
-                                        uint8_t *n = realloc(c->in, total);
+                                /* a large body goes to a memfd: room for the header only */
+                                if (c->in[0] == 'l' && total - hlen >= PROXY_MEMFD_BODY) {
+                                        if (c->in_len >= hlen) {
+                                                r = body_start(c, hlen, total);
+                                                if (r < 0) {
+                                                        proxy_client_disconnect(c, strerror(-r));
+                                                        return r;
+                                                }
+                                                break;
+                                        }
+                                        need = hlen;
+                                }
+                                if (c->in_cap < need) {
+                                        uint8_t *n = realloc(c->in, need);
 
                                         if (!n) {
                                                 proxy_client_disconnect(c, "out of memory");
                                                 return -ENOMEM;
                                         }
                                         c->in = n;
-                                        c->in_cap = total;
+                                        c->in_cap = need;
                                 }
                                 break;
                         }
@@ -913,6 +1068,7 @@ static int process_input(struct proxy_client *c)
                 memmove(c->in, c->in + off, c->in_len - off);
                 c->in_len -= off;
         }
+out:
         if (c->authenticated && !c->sasl.unix_fd && c->n_in_fds) {
                 proxy_client_disconnect(c, "fds without NEGOTIATE_UNIX_FD");
                 return -EPROTO;
@@ -932,7 +1088,11 @@ static int read_input(struct proxy_client *c)
         struct iovec iov;
         ssize_t n;
 
-        if (c->in_cap - c->in_len < 4096) {
+        if (c->body_map) {
+                /* a large body: straight into its memfd */
+                iov.iov_base = c->body_map + c->body_len;
+                iov.iov_len = c->body_size - c->body_len;
+        } else if (c->in_cap - c->in_len < 4096) {
                 size_t cap = c->in_len + (c->in_cap ? READ_CHUNK : 4096);
                 uint8_t *p;
 
@@ -942,8 +1102,10 @@ static int read_input(struct proxy_client *c)
                 c->in = p;
                 c->in_cap = cap;
         }
-        iov.iov_base = c->in + c->in_len;
-        iov.iov_len = c->in_cap - c->in_len;
+        if (!c->body_map) {
+                iov.iov_base = c->in + c->in_len;
+                iov.iov_len = c->in_cap - c->in_len;
+        }
         if (!c->authenticated && iov.iov_len > 256)
                 iov.iov_len = 256;      /* stop reading messages with BEGIN pending */
         memset(&mh, 0, sizeof(mh));
@@ -977,7 +1139,10 @@ static int read_input(struct proxy_client *c)
                 return -EPROTO;
         if (n == 0)
                 return -ECONNRESET;
-        c->in_len += (size_t)n;
+        if (c->body_map)
+                c->body_len += (size_t)n;
+        else
+                c->in_len += (size_t)n;
         return 1;
 }
 

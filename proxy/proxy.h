@@ -23,6 +23,8 @@
 #define PROXY_STALL_TIMEOUT_SEC 300
 #define PROXY_AUTH_TIMEOUT_SEC  30
 #define PROXY_MAX_QUEUED_FDS    1024
+/* a client's message body at least this big is read straight into a memfd */
+#define PROXY_MEMFD_BODY        KDBUS_BUS_MEMFD_THRESHOLD
 
 struct proxy_policy;
 struct kdbus_match_rule;
@@ -47,12 +49,17 @@ struct proxy_listener {
         char *path;                     /* unlinked at exit; NULL for abstract/inherited */
 };
 
-/* queued output: a referenced message's bytes, or inline bytes (SASL) */
+/*
+ * queued output: a referenced message's bytes, or inline bytes (SASL);
+ * a memfd body follows the header bytes from its mapping (@body)
+ */
 struct proxy_outmsg {
         struct proxy_outmsg *next;
         struct kdbus_message *m;
         const uint8_t *ptr;
-        size_t size, off;
+        size_t size, off;               /* @off runs over header and body */
+        const uint8_t *body;
+        size_t body_size;
         int *fds;
         size_t n_fds;
         uint8_t data[];
@@ -91,6 +98,14 @@ struct proxy_client {
         size_t in_len, in_cap;
         int *in_fds;
         size_t n_in_fds;
+        /*
+         * a large body being read into a memfd (body_fd >= 0): c->in holds
+         * its message's header (body_hlen bytes), body_map the writable
+         * mapping of body_size bytes, body_len of them read
+         */
+        int body_fd;
+        uint8_t *body_map;
+        size_t body_hlen, body_size, body_len;
         struct proxy_outmsg *out_head, *out_tail;
         uint64_t out_bytes;
         uint64_t full_since_ns;

@@ -23,6 +23,9 @@
  *                               (as root: with these supplementary groups)
  *                               GetConnectionCredentials of itself, printed
  *   wire-client ADDR large MIB  a MIB MiB body to the service org.t.Wire (Sum)
+ *   wire-client ADDR partial MIB SENT
+ *                               announce a MIB MiB body to org.t.Wire, send SENT
+ *                               MiB of it, print "sent", wait 3 s, disconnect
  *   wire-client ADDR noread SECONDS
  *                               subscribe to org.t.Wire signals, never read;
  *                               prints "dropped" or "alive" at the end
@@ -317,6 +320,49 @@ static int large(unsigned mib)
                (unsigned long long)(d1_now_ms() - t0), (unsigned long long)got_total,
                got_sum == sum ? "matches" : "differs");
         return got_total == size && got_sum == sum ? 0 : 1;
+}
+
+/* a client that lies about its body length: it disconnects mid-body */
+static int partial(unsigned mib, unsigned sent_mib)
+{
+        size_t sent = (size_t)sent_mib << 20;
+        uint32_t body_len = (uint32_t)mib << 20, array_len = body_len - 4;
+        struct kdbus_message *m = NULL;
+        const void *data;
+        uint8_t *p = calloc(1, sent), *bytes;
+        size_t size, hlen;
+        struct d1 c;
+        int r;
+
+        if (!p)
+                return die("malloc", ENOMEM);
+        open_or_die(&c, D1_AUTH_IR);
+        kdbus_message_new_method_call(&m, "org.t.Wire", "/org/t/Wire", "org.t.Wire", "Sum");
+        r = kdbus_message_append_array(m, 'y', p, sent - 4);
+        if (r >= 0)
+                r = kdbus_message_seal(m, ++c.serial, NULL);
+        if (r >= 0)
+                r = kdbus_message_get_data(m, &data, &size);
+        if (r < 0)
+                return die("build", r);
+        /* the header says MIB MiB: patch the body and array lengths */
+        bytes = malloc(size);
+        if (!bytes)
+                return die("malloc", ENOMEM);
+        memcpy(bytes, data, size);
+        hlen = size - sent;
+        memcpy(bytes + 4, &body_len, 4);
+        memcpy(bytes + hlen, &array_len, 4);
+        r = d1_write_all(c.fd, bytes, size);
+        if (r < 0)
+                return die("write", r);
+        printf("sent %zu of %u bytes\n", sent, body_len);
+        sleep(3);
+        d1_close(&c);
+        free(bytes);
+        free(p);
+        kdbus_message_unref(m);
+        return 0;
 }
 
 /* big-endian calls: the driver, then @name's Echo and Sum */
@@ -711,6 +757,8 @@ int main(int argc, char **argv)
                 return creds(arg);
         if (strcmp(mode, "large") == 0)
                 return large((unsigned)atoi(arg));
+        if (strcmp(mode, "partial") == 0 && argc > 4)
+                return partial((unsigned)atoi(arg), (unsigned)atoi(argv[4]));
         if (strcmp(mode, "noread") == 0)
                 return noread((unsigned)atoi(arg));
         if (strcmp(mode, "flood") == 0)
