@@ -110,7 +110,7 @@ int kdbus_bus_set_pool_size(struct kdbus_bus *bus, uint64_t size);
 int kdbus_bus_set_accept_fd(struct kdbus_bus *bus, bool accept);
 /*
  * unicast messages received as header + memfd body keep the body in the
- * memfd (kdbus_message_get_external_body; the read calls see no body)
+ * memfd (kdbus_message_get_external_body), read through a read-only mapping
  */
 int kdbus_bus_set_external_bodies(struct kdbus_bus *bus, bool enable);
 int kdbus_bus_set_attach_recv(struct kdbus_bus *bus, uint64_t attach_flags);

@@ -292,13 +292,16 @@ static int message_build(struct kdbus_message *m, const void *body, size_t body_
         }
 
         sig = f->strings[KDBUS_FIELD_SIGNATURE] ? f->strings[KDBUS_FIELD_SIGNATURE] : "";
-        if (m->has_ext)
-                sig = "";       /* the reader sees no body: it is not in data */
         if (m->has_reader)
                 kdbus_reader_deinit(&m->reader);
         m->has_reader = false;
-        r = kdbus_reader_init(&m->reader, w.data, w.size, body_offset, m->endian, sig,
-                              f->unix_fds);
+        /* a memfd body is read from its mapping (8-aligned: the same padding) */
+        if (m->has_ext)
+                r = kdbus_reader_init(&m->reader, m->ext_body, m->ext_size, 0, m->endian, sig,
+                                      f->unix_fds);
+        else
+                r = kdbus_reader_init(&m->reader, w.data, w.size, body_offset, m->endian, sig,
+                                      f->unix_fds);
         if (r < 0) {
                 kdbus_writer_deinit(&w);
                 return r;
@@ -1481,7 +1484,7 @@ int kdbus_message_convert(struct kdbus_message **ret, struct kdbus_message *m, c
  * A validated message whose body stays in a sealed memfd: @header is the
  * header and fields (padded to 8), the body is [@body_start, +@body_size)
  * of @body_fd, validated through a read-only mapping and never copied. On
- * success the message owns @body_fd; the read calls see no body.
+ * success the message owns @body_fd; the read calls read the mapping.
  */
 int kdbus_message_parse_external(struct kdbus_message **ret, const void *header,
                                  size_t header_size, int body_fd, uint64_t body_start,

@@ -79,7 +79,7 @@ int kdbus_message_peek_size(const void *data, size_t size, size_t *total);
 /*
  * parse and validate a message whose body stays in a sealed memfd (the
  * message owns @body_fd on success); @header is header and fields padded
- * to 8. Its data is the header only, the read calls see no body.
+ * to 8. Its data is the header only; the read calls read the body's mapping.
  */
 int kdbus_message_parse_external(struct kdbus_message **ret, const void *header,
                                  size_t header_size, int body_fd, uint64_t body_start,
