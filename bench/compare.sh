@@ -10,7 +10,8 @@
 #    native kdbus (libkdbus on both sides), kdbus-proxy, dbus-daemon and
 #    dbus-broker (kdbus-bench-dbus1: classic D-Bus 1 programs for the
 #    last three). dbus-daemon and dbus-broker are Debian's, run under
-#    chroot /host; dbus-broker without its launcher, through
+#    chroot /host (/host/tmp is not bound: the tree under test may be in
+#    the host's /tmp); dbus-broker without its launcher, through
 #    dbus-broker-controller. Every process is pinned to CPU 0: under TCG
 #    a wake-up on the other vCPU costs milliseconds of host scheduling,
 #    which would drown what the buses cost.
@@ -31,15 +32,18 @@ htop=${top#/host}		# the tree as seen inside chroot /host
 secs=${1:-1.5}
 runs=${2:-8}
 sizes=8,64,512,4K,8K,32K,128K,512K,1M
-T=/tmp/bench-compare.$$
-mkdir -p "$T"
+# the guest's /run (tmpfs) is bound to /host/run, so the sockets and files
+# here have one path inside and outside chroot /host; /host/tmp is left
+# alone, the tree under test may be there
+T=/run/bench-compare.$$
 mounted=
 pids=
+failed=0
 cpu0="taskset -c 0"
 
-# chroot /host needs the guest's /proc, /sys, /dev, /tmp, /run and kdbusfs:
+# chroot /host needs the guest's /proc, /sys, kdbusfs, /dev and /run:
 # plain bind mounts, undone at the end
-for d in proc sys sys/fs/kdbus dev tmp run; do
+for d in proc sys sys/fs/kdbus dev run; do
 	if ! grep -q " /host/$d " /proc/mounts; then
 		mount --bind "/$d" "/host/$d" && mounted="/host/$d $mounted"
 	fi
@@ -53,11 +57,15 @@ cleanup() {
 	rm -rf "$T"
 }
 trap cleanup EXIT
+mkdir -p "$T"
 wait_sock() {
 	i=0
 	while [ ! -S "$1" ] && [ $i -lt 300 ]; do sleep 0.1; i=$((i + 1)); done
-	[ -S "$1" ] || echo "compare: $2 did not come up ($1)" >&2
-	[ -S "$1" ]
+	[ -S "$1" ] && return 0
+	echo "compare: $2 did not come up ($1)" >&2
+	[ -z "${3:-}" ] || sed 's/^/    /' "$3" >&2
+	failed=1
+	return 1
 }
 emit() {
 	echo "@@BENCH-FILE $1@@"
@@ -78,20 +86,26 @@ $cpu0 "$top/proxy/kdbus-bus-holder" --user > "$T/bus" & pids="$pids $!"
 i=0
 while ! grep -q /bus "$T/bus" 2>/dev/null && [ $i -lt 100 ]; do sleep 0.1; i=$((i + 1)); done
 BUS=$(cat "$T/bus")
-[ -z "$BUS" ] || targets="libkdbus=kdbus:$BUS"
+if [ -n "$BUS" ]; then
+	targets="libkdbus=kdbus:$BUS"
+else
+	echo "compare: kdbus-bus-holder printed no bus" >&2
+	failed=1
+fi
 if [ -x "$top/proxy/kdbus-proxy" ] && [ -n "$BUS" ]; then
 	$cpu0 "$top/proxy/kdbus-proxy" --bus="$BUS" --address="unix:path=$T/kp.sock" 2> "$T/proxy.log" &
 	pids="$pids $!"
-	if wait_sock "$T/kp.sock" kdbus-proxy; then
+	if wait_sock "$T/kp.sock" kdbus-proxy "$T/proxy.log"; then
 		targets="$targets kdbus-proxy=unix:path=$T/kp.sock"
 	fi
 else
-	echo "kdbus-proxy: skipped (proxy/kdbus-proxy is not built)"
+	echo "compare: no kdbus-proxy row (proxy/kdbus-proxy or kdbus-bus-holder failed)" >&2
+	failed=1
 fi
-if wait_sock "$T/dd.sock" dbus-daemon; then
+if wait_sock "$T/dd.sock" dbus-daemon "$T/dd.log"; then
 	targets="$targets dbus-daemon=unix:path=$T/dd.sock"
 fi
-if wait_sock "$T/br.sock" dbus-broker; then
+if wait_sock "$T/br.sock" dbus-broker "$T/br.log"; then
 	targets="$targets dbus-broker=unix:path=$T/br.sock"
 fi
 
@@ -103,9 +117,9 @@ fi
 } > "$T/rtt.tsv"
 # shellcheck disable=SC2086 # $targets: one word per bus
 $cpu0 "$here/kdbus-bench-dbus1" --tsv --time "$secs" --rounds 3 --sizes "$sizes" $targets \
-	> "$T/d1.tsv" || echo "compare: kdbus-bench-dbus1 failed" >&2
+	> "$T/d1.tsv" || { echo "compare: kdbus-bench-dbus1 failed" >&2; failed=1; }
 "$here/kdbus-bench" --json --pin same --cpu 0 --only kdbus_sync,uds --sizes "$sizes" \
-	--time "$secs" --rounds 3 > "$T/raw.json" || echo "compare: kdbus-bench failed" >&2
+	--time "$secs" --rounds 3 > "$T/raw.json" || { echo "compare: kdbus-bench failed" >&2; failed=1; }
 sh "$here/plot.sh" --from-kdbus-bench "$T/raw.json" | grep -v '^#' >> "$T/rtt.tsv"
 cat "$T/d1.tsv" >> "$T/rtt.tsv"
 
@@ -148,7 +162,8 @@ echo "== connect to first reply, service activation included ($runs runs each, i
 {
 	echo "# kernel $(uname -r)"
 	echo "# connect	transport	cold|warm	median_us	min_us	max_us"
-	$cpu0 chroot /host "$htop/bench/kdbus-bench-connect" --tsv --runs="$runs" both
-} > "$T/connect.tsv" || echo "compare: kdbus-bench-connect failed" >&2
+	TMPDIR=$T $cpu0 chroot /host "$htop/bench/kdbus-bench-connect" --tsv --runs="$runs" both
+} > "$T/connect.tsv" || { echo "compare: kdbus-bench-connect failed" >&2; failed=1; }
 sh "$here/plot.sh" --connect "$T/connect.tsv"
 emit connect.tsv
+exit $failed

@@ -94,20 +94,36 @@ rm -f "$out"/rtt.tsv "$out"/rtt.png "$out"/connect.tsv "$out"/connect.png
 # the comparison adds about 4 minutes to the boot under TCG
 export KDBUS_VM_TIMEOUT=${KDBUS_VM_TIMEOUT:-1500}
 set +e
-"$repo/vm/run" -c "$cmd" | awk -v dir="$out" '
-	/^@@BENCH-FILE-END@@$/ { if (f != "") close(f); f = ""; next }
-	/^@@BENCH-FILE [a-z.]+@@$/ { f = dir "/" substr($2, 1, length($2) - 2); next }
-	f != "" { print > f; next }
-	{ print; fflush() }'
+# (a read loop, not awk: mawk reads its input in blocks, which would hold
+# back the live output)
+"$repo/vm/run" -c "$cmd" | {
+	file=
+	while IFS= read -r line; do
+		case $line in
+		@@BENCH-FILE-END@@) file= ;;
+		@@BENCH-FILE\ *@@)
+			file=${line#@@BENCH-FILE }
+			file=${file%@@}
+			case $file in *[!a-z.]*|.*) file=/dev/null ;; *) file=$out/$file ;; esac
+			: > "$file" ;;
+		*)
+			if [ -n "$file" ]; then
+				printf '%s\n' "$line" >> "$file"
+			else
+				printf '%s\n' "$line"
+			fi ;;
+		esac
+	done
+}
 rc=${PIPESTATUS[0]}
 set -e
 
 written=
-if [ -s "$out/rtt.tsv" ]; then
+if grep -q '^[a-z]' "$out/rtt.tsv" 2>/dev/null; then
 	"$here/plot.sh" --no-table "$out/rtt.tsv" "$out/rtt.png" > /dev/null || rc=1
 	written="$out/rtt.tsv $out/rtt.png"
 fi
-if [ -s "$out/connect.tsv" ] && grep -q '^connect' "$out/connect.tsv"; then
+if grep -q '^connect' "$out/connect.tsv" 2>/dev/null; then
 	"$here/plot.sh" --no-table --connect "$out/connect.tsv" "$out/connect.png" > /dev/null || rc=1
 	written="$written $out/connect.tsv $out/connect.png"
 fi
