@@ -112,7 +112,7 @@ fi
 # --- 1. round trip against payload size -----------------------------------
 {
 	echo "# kernel $(uname -r)"
-	echo "# round trip against payload size, qemu TCG, every process on CPU 0"
+	echo "# env qemu TCG, every process on one vCPU"
 	echo "# transport	payload_bytes	median_us	p10_us	p90_us	calls"
 } > "$T/rtt.tsv"
 # shellcheck disable=SC2086 # $targets: one word per bus
@@ -161,6 +161,7 @@ echo
 echo "== connect to first reply, service activation included ($runs runs each, interleaved, CPU 0)"
 {
 	echo "# kernel $(uname -r)"
+	echo "# env qemu TCG, every process on one vCPU"
 	echo "# connect	transport	cold|warm	median_us	min_us	max_us"
 	TMPDIR=$T $cpu0 chroot /host "$htop/bench/kdbus-bench-connect" --tsv --runs="$runs" both
 } > "$T/connect.tsv" || { echo "compare: kdbus-bench-connect failed" >&2; failed=1; }

@@ -14,7 +14,8 @@
 # kdbus (raw sync call), libkdbus, kdbus-proxy, dbus-daemon, dbus-broker,
 # uds come in that order, others after them; a line of three columns has
 # no low..high. Lines starting with '#' are comments; "# kernel VERSION"
-# names the kernel in the title (--kernel overrides).
+# names the kernel in the title (--kernel overrides), "# env TEXT" what
+# it ran under (default "qemu TCG").
 # Prints a table of the medians (µs, one column per transport; --no-table:
 # not) and, given OUT.png, writes a log-log chart (gnuplot, median with
 # low..high bars, one line per transport).
@@ -75,7 +76,7 @@ while [ $# -gt 0 ]; do
 	--title=*) title=${1#--title=} ;;
 	--no-table) table= ;;
 	--connect) connect=1 ;;
-	--help|-h) sed -n '4,34s/^# \{0,1\}//p' "$0"; exit 0 ;;
+	--help|-h) sed -n '4,35s/^# \{0,1\}//p' "$0"; exit 0 ;;
 	--*) echo "plot.sh: unknown option $1" >&2; exit 2 ;;
 	*) break ;;
 	esac
@@ -87,6 +88,9 @@ in=$1 out=${2:-}
 
 [ -n "$kernel" ] || kernel=$(tr -d '\r' < "$in" | awk '$1 == "#" && $2 == "kernel" { print $3; exit }')
 [ -n "$kernel" ] || kernel=unknown
+# "# env TEXT": what the numbers were measured under
+env=$(tr -d '\r' < "$in" | awk '$1 == "#" && $2 == "env" { sub(/^# env /, ""); print; exit }')
+[ -n "$env" ] || env="qemu TCG"
 
 tmp=$(mktemp -d)
 trap 'rm -rf "$tmp"' EXIT
@@ -124,7 +128,7 @@ color() {
 }
 
 if [ -n "$connect" ]; then
-	[ -n "$title" ] || title="Connect to first reply, service activation included (kernel $kernel, qemu TCG)"
+	[ -n "$title" ] || title="Connect to first reply, service activation included (kernel $kernel, $env)"
 	awk -F '\t' '{ sub(/\r$/, "") } $1 == "connect" && NF >= 6 && ($3 == "cold" || $3 == "warm") &&
 		$4 > 0 { print $2 "\t" $3 "\t" $4 "\t" $5 "\t" $6 }' "$in" > "$tmp/data"
 	[ -s "$tmp/data" ] || { echo "plot.sh: no connect lines in $in" >&2; exit 1; }
@@ -180,7 +184,7 @@ GP
 	exit 0
 fi
 
-[ -n "$title" ] || title="Round trip against payload size (kernel $kernel, qemu TCG)"
+[ -n "$title" ] || title="Round trip against payload size (kernel $kernel, $env)"
 
 # validated data lines, sorted by transport (preferred order) then size
 awk -F '\t' '
