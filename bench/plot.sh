@@ -128,7 +128,7 @@ color() {
 }
 
 if [ -n "$connect" ]; then
-	[ -n "$title" ] || title="Connect to first reply, service activation included (kernel $kernel, $env)"
+	[ -n "$title" ] || title="Connect to first reply, activation included (kernel $kernel, $env)"
 	awk -F '\t' '{ sub(/\r$/, "") } $1 == "connect" && NF >= 6 && ($3 == "cold" || $3 == "warm") &&
 		$4 > 0 { print $2 "\t" $3 "\t" $4 "\t" $5 "\t" $6 }' "$in" > "$tmp/data"
 	[ -s "$tmp/data" ] || { echo "plot.sh: no connect lines in $in" >&2; exit 1; }
@@ -165,7 +165,7 @@ if [ -n "$connect" ]; then
 		i=$((i + 1))
 	done
 	gnuplot <<GP
-set terminal pngcairo size 900,600 noenhanced font ",11"
+set terminal pngcairo size 1000,600 noenhanced font ",11"
 set output '$out'
 set title '$title'
 set style data histogram
