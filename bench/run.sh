@@ -81,7 +81,7 @@ else
 	cmd="true $cmd && echo && /host$here/kdbus-bench-broadcast && echo && /host$here/kdbus-bench-memfd"
 	cmd="$cmd && echo && /host$here/kdbus-bench-lib --bench /host$here/kdbus-bench"
 	compare=${KDBUS_BENCH_COMPARE:-1.5 8}
-	[ "$compare" = 0 ] || cmd="$cmd && echo && sh /host$here/compare.sh $compare"
+	[ "$compare" = 0 ] || cmd="$cmd && echo && KDBUS_BENCH_CPU0=${KDBUS_BENCH_CPU0:-0} sh /host$here/compare.sh $compare"
 fi
 [ -z "$json" ] || exec "$repo/vm/run" -c "$cmd"
 
