@@ -206,90 +206,113 @@ static void message_freep(struct kdbus_message **m)
 
 #define _cleanup_message_ __attribute__((cleanup(message_freep)))
 
+static void put_u32(uint8_t *p, uint32_t v, char endian)
+{
+        if (endian == KDBUS_LITTLE_ENDIAN) {
+                p[0] = (uint8_t)v;
+                p[1] = (uint8_t)(v >> 8);
+                p[2] = (uint8_t)(v >> 16);
+                p[3] = (uint8_t)(v >> 24);
+        } else {
+                p[0] = (uint8_t)(v >> 24);
+                p[1] = (uint8_t)(v >> 16);
+                p[2] = (uint8_t)(v >> 8);
+                p[3] = (uint8_t)v;
+        }
+}
+
+/* the end of field @code's (yv) struct starting at the 8-aligned @pos */
+static size_t field_end(const struct message_fields *f, uint8_t code, size_t pos)
+{
+        char type = field_type(code);
+
+        /* code, variant signature (length, type, NUL), then the value */
+        pos += 4;
+        if (type == 'u')
+                return pos + 4;
+        if (type == 'g')
+                return pos + 1 + strlen(f->strings[code]) + 1;
+        return pos + 4 + strlen(f->strings[code]) + 1;
+}
+
 /*
- * Write the header for the current fields and @body into fresh bytes and
- * make them the message's data. @body may point into the old data.
+ * Make the bytes of the current fields and @body the message's data
+ * (@body may point into the old data). The header is written directly,
+ * not through a writer: every field was validated when it was set, and
+ * the bytes are those the marshalling rules give (the writer's and
+ * kdbus_message_parse()'s), each (yv) struct 8-aligned, padding zero.
  */
 static int message_build(struct kdbus_message *m, const void *body, size_t body_size)
 {
         struct message_fields *f = &m->fields;
-        struct kdbus_writer w;
-        uint8_t version = 1;
-        uint32_t body_len = (uint32_t)body_size;
-        size_t i, body_offset;
+        size_t i, pos = KDBUS_MESSAGE_HEADER_SIZE, array_len, body_offset, size;
         const char *sig;
+        uint8_t *data, *p;
         int r;
 
         if (body_size > KDBUS_MESSAGE_MAX_SIZE)
                 return -EMSGSIZE;
-        r = kdbus_writer_init(&w, m->endian);
-        if (r < 0)
-                return r;
+        for (i = 0; i < f->n_order; ++i)
+                pos = field_end(f, f->order[i], (pos + 7) & ~(size_t)7);
+        array_len = pos - KDBUS_MESSAGE_HEADER_SIZE;
+        body_offset = (pos + 7) & ~(size_t)7;
+        if (array_len > KDBUS_ARRAY_MAX_SIZE || body_size > KDBUS_MESSAGE_MAX_SIZE - body_offset)
+                return -EMSGSIZE;
+        size = body_offset + body_size;
+        data = calloc(1, body_offset + (body_size ? body_size : 1));
+        if (!data)
+                return -ENOMEM;
 
-        r = kdbus_writer_append_basic(&w, 'y', &m->endian);
-        if (r >= 0)
-                r = kdbus_writer_append_basic(&w, 'y', &m->type);
-        if (r >= 0)
-                r = kdbus_writer_append_basic(&w, 'y', &m->flags);
-        if (r >= 0)
-                r = kdbus_writer_append_basic(&w, 'y', &version);
-        if (r >= 0)
-                r = kdbus_writer_append_basic(&w, 'u', &body_len);
-        if (r >= 0)
-                r = kdbus_writer_append_basic(&w, 'u', &m->serial);
-        if (r >= 0)
-                r = kdbus_writer_open(&w, 'a', "(yv)");
-        for (i = 0; r >= 0 && i < f->n_order; ++i) {
+        data[0] = (uint8_t)m->endian;
+        data[1] = m->type;
+        data[2] = m->flags;
+        data[3] = 1;    /* protocol version */
+        put_u32(data + 4, (uint32_t)body_size, m->endian);
+        put_u32(data + 8, m->serial, m->endian);
+        put_u32(data + 12, (uint32_t)array_len, m->endian);
+        pos = KDBUS_MESSAGE_HEADER_SIZE;
+        for (i = 0; i < f->n_order; ++i) {
                 uint8_t code = f->order[i];
-                char type[2] = { field_type(code), 0 };
+                char type = field_type(code);
+                size_t len;
 
-                r = kdbus_writer_open(&w, '(', "yv");
-                if (r >= 0)
-                        r = kdbus_writer_append_basic(&w, 'y', &code);
-                if (r >= 0)
-                        r = kdbus_writer_open(&w, 'v', type);
-                if (r < 0)
-                        break;
-                if (code == KDBUS_FIELD_REPLY_SERIAL)
-                        r = kdbus_writer_append_basic(&w, 'u', &f->reply_serial);
-                else if (code == KDBUS_FIELD_UNIX_FDS)
-                        r = kdbus_writer_append_basic(&w, 'u', &f->unix_fds);
-                else
-                        r = kdbus_writer_append_basic(&w, type[0], f->strings[code]);
-                if (r >= 0)
-                        r = kdbus_writer_close(&w);
-                if (r >= 0)
-                        r = kdbus_writer_close(&w);
+                pos = (pos + 7) & ~(size_t)7;
+                p = data + pos;
+                p[0] = code;
+                p[1] = 1;
+                p[2] = (uint8_t)type;
+                p += 4;
+                if (type == 'u') {
+                        put_u32(p, code == KDBUS_FIELD_REPLY_SERIAL ? f->reply_serial
+                                                                    : f->unix_fds, m->endian);
+                } else if (type == 'g') {
+                        len = strlen(f->strings[code]);
+                        p[0] = (uint8_t)len;
+                        memcpy(p + 1, f->strings[code], len);
+                } else {
+                        len = strlen(f->strings[code]);
+                        put_u32(p, (uint32_t)len, m->endian);
+                        memcpy(p + 4, f->strings[code], len);
+                }
+                pos = field_end(f, code, pos);
         }
-        if (r >= 0)
-                r = kdbus_writer_close(&w);
-        if (r >= 0)
-                r = kdbus_writer_pad(&w, 8);
-        body_offset = w.size;
-        if (r >= 0)
-                r = kdbus_writer_put_raw(&w, body, body_size);
-        if (r < 0) {
-                kdbus_writer_deinit(&w);
-                return r;
-        }
+        if (body_size)
+                memcpy(data + body_offset, body, body_size);
 
         sig = f->strings[KDBUS_FIELD_SIGNATURE] ? f->strings[KDBUS_FIELD_SIGNATURE] : "";
         if (m->has_reader)
                 kdbus_reader_deinit(&m->reader);
         m->has_reader = false;
-        r = kdbus_reader_init(&m->reader, w.data, w.size, body_offset, m->endian, sig,
-                              f->unix_fds);
+        r = kdbus_reader_init(&m->reader, data, size, body_offset, m->endian, sig, f->unix_fds);
         if (r < 0) {
-                kdbus_writer_deinit(&w);
+                free(data);
                 return r;
         }
         m->has_reader = true;
         free(m->data);
-        m->data = w.data;
-        m->size = w.size;
+        m->data = data;
+        m->size = size;
         m->body_offset = body_offset;
-        w.data = NULL;          /* ownership moved to m */
-        kdbus_writer_deinit(&w);
         return 0;
 }
 
