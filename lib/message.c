@@ -604,7 +604,8 @@ int kdbus_message_set_sender(struct kdbus_message *m, const char *sender)
 
 int kdbus_message_seal(struct kdbus_message *m, uint32_t serial, const char *sender)
 {
-        struct message_fields next;
+        struct message_fields old = m->fields;
+        char *sig_copy = NULL, *sender_copy = NULL;
         const char *sig;
         int r;
 
@@ -617,31 +618,39 @@ int kdbus_message_seal(struct kdbus_message *m, uint32_t serial, const char *sen
         if (m->n_fds > UINT32_MAX)
                 return -E2BIG;
 
-        r = fields_copy(&next, &m->fields);
-        if (r < 0)
-                return r;
+        /* the fields change in place; @old restores them on failure */
         sig = kdbus_writer_signature(&m->body);
-        r = field_set_string(&next, KDBUS_FIELD_SIGNATURE, *sig ? sig : NULL);
-        if (r >= 0) {
-                next.unix_fds = (uint32_t)m->n_fds;
-                if (m->n_fds)
-                        field_add(&next, KDBUS_FIELD_UNIX_FDS);
-                else
-                        field_remove(&next, KDBUS_FIELD_UNIX_FDS);
-                if (sender)
-                        r = field_set_string(&next, KDBUS_FIELD_SENDER, sender);
+        if ((*sig && !(sig_copy = strdup(sig))) || (sender && !(sender_copy = strdup(sender)))) {
+                free(sig_copy);
+                return -ENOMEM;
         }
-        if (r < 0) {
-                fields_free(&next);
-                return r;
+        m->fields.strings[KDBUS_FIELD_SIGNATURE] = sig_copy;
+        if (sig_copy)
+                field_add(&m->fields, KDBUS_FIELD_SIGNATURE);
+        else
+                field_remove(&m->fields, KDBUS_FIELD_SIGNATURE);
+        m->fields.unix_fds = (uint32_t)m->n_fds;
+        if (m->n_fds)
+                field_add(&m->fields, KDBUS_FIELD_UNIX_FDS);
+        else
+                field_remove(&m->fields, KDBUS_FIELD_UNIX_FDS);
+        if (sender_copy) {
+                m->fields.strings[KDBUS_FIELD_SENDER] = sender_copy;
+                field_add(&m->fields, KDBUS_FIELD_SENDER);
         }
 
         m->serial = serial;
-        r = message_commit_fields(m, &next, m->body.data, m->body.size);
+        r = message_build(m, m->body.data, m->body.size);
         if (r < 0) {
                 m->serial = 0;
+                m->fields = old;
+                free(sig_copy);
+                free(sender_copy);
                 return r;
         }
+        free(old.strings[KDBUS_FIELD_SIGNATURE]);
+        if (sender_copy)
+                free(old.strings[KDBUS_FIELD_SENDER]);
         kdbus_writer_deinit(&m->body);
         m->sealed = true;
         return 0;
