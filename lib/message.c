@@ -152,10 +152,11 @@ static void close_fds(int *fds, size_t n)
                         close(fds[i]);
 }
 
-static int message_new(struct kdbus_message **ret, uint8_t type, char endian)
+/* @with_writer: a message to build (parsed ones have no body writer) */
+static int message_new(struct kdbus_message **ret, uint8_t type, char endian, bool with_writer)
 {
         struct kdbus_message *m;
-        int r;
+        int r = 0;
 
         m = calloc(1, sizeof(*m));
         if (!m)
@@ -163,7 +164,8 @@ static int message_new(struct kdbus_message **ret, uint8_t type, char endian)
         m->n_ref = 1;
         m->type = type;
         m->endian = endian;
-        r = kdbus_writer_init(&m->body, endian);
+        if (with_writer)
+                r = kdbus_writer_init(&m->body, endian);
         if (r < 0) {
                 free(m);
                 return r;
@@ -359,7 +361,7 @@ int kdbus_message_new_method_call(struct kdbus_message **ret, const char *destin
         if (!strcmp(path, LOCAL_PATH) || (interface && !strcmp(interface, LOCAL_INTERFACE)))
                 return -EINVAL;
 
-        r = message_new(&m, KDBUS_MESSAGE_METHOD_CALL, KDBUS_LITTLE_ENDIAN);
+        r = message_new(&m, KDBUS_MESSAGE_METHOD_CALL, KDBUS_LITTLE_ENDIAN, true);
         if (r < 0)
                 return r;
         r = field_set_string(&m->fields, KDBUS_FIELD_PATH, path);
@@ -388,7 +390,7 @@ int kdbus_message_new_signal(struct kdbus_message **ret, const char *path,
         if (!strcmp(path, LOCAL_PATH) || !strcmp(interface, LOCAL_INTERFACE))
                 return -EINVAL;
 
-        r = message_new(&m, KDBUS_MESSAGE_SIGNAL, KDBUS_LITTLE_ENDIAN);
+        r = message_new(&m, KDBUS_MESSAGE_SIGNAL, KDBUS_LITTLE_ENDIAN, true);
         if (r < 0)
                 return r;
         m->flags = KDBUS_MESSAGE_NO_REPLY_EXPECTED;
@@ -417,7 +419,7 @@ static int message_new_reply(struct kdbus_message **ret, const struct kdbus_mess
         if (call->type != KDBUS_MESSAGE_METHOD_CALL)
                 return -EINVAL;
 
-        r = message_new(&m, type, KDBUS_LITTLE_ENDIAN);
+        r = message_new(&m, type, KDBUS_LITTLE_ENDIAN, true);
         if (r < 0)
                 return r;
         /* replies expect no reply themselves (libdbus and sd-bus agree) */
@@ -920,7 +922,7 @@ int kdbus_message_parse(struct kdbus_message **ret, const void *data, size_t siz
         if (p[1] == 0)
                 return -EBADMSG;        /* invalid message type */
 
-        r = message_new(&m, p[1], (char)p[0]);
+        r = message_new(&m, p[1], (char)p[0], false);
         if (r < 0)
                 return r;
         m->flags = p[2];
@@ -1524,7 +1526,7 @@ int kdbus_message_convert(struct kdbus_message **ret, struct kdbus_message *m, c
         if (!m->sealed)
                 return -EPERM;
 
-        e = message_new(&c, m->type, endian);
+        e = message_new(&c, m->type, endian, true);
         if (e < 0)
                 return e;
         c->flags = m->flags;
