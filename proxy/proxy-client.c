@@ -551,32 +551,6 @@ static void process_bus(struct proxy_client *c)
         }
 }
 
-/*
- * What libkdbus queued locally for a message just forwarded (driver
- * replies, errors of failed sends), without a RECV: the kernel's messages
- * come with the bus descriptor's next (level-triggered) event, after the
- * local ones either way.
- */
-static void process_bus_local(struct proxy_client *c)
-{
-        uint64_t t;
-
-        while (!c->dead && c->bus && c->out_bytes < c->proxy->output_limit &&
-               kdbus_bus_get_timeout(c->bus, &t) >= 0 && t == 0) {
-                int r = kdbus_bus_process(c->bus);
-
-                if (r == 0)
-                        break;
-                if (r < 0 && r != -ENOMEM) {
-                        if (r == -ECONNRESET || r == -ENOTCONN || r == -EBADF)
-                                proxy_client_disconnect(c, "kdbus connection gone");
-                        else
-                                proxy_client_disconnect(c, strerror(-r));
-                        break;
-                }
-        }
-}
-
 void proxy_client_bus_event(struct proxy_client *c, uint32_t events)
 {
         if (c->dead)
@@ -921,7 +895,7 @@ static int process_input(struct proxy_client *c)
                                 return r;
                         }
                         if (c->bus)
-                                process_bus_local(c);
+                                process_bus(c);
                 }
         }
         if (off) {
@@ -993,12 +967,7 @@ static int read_input(struct proxy_client *c)
         if (n == 0)
                 return -ECONNRESET;
         c->in_len += (size_t)n;
-        /*
-         * A short read took what the socket held: no second recvmsg to
-         * learn that (EAGAIN); data arriving meanwhile raises the
-         * level-triggered event again.
-         */
-        return (size_t)n < iov.iov_len ? 2 : 1;
+        return 1;
 }
 
 void proxy_client_socket_event(struct proxy_client *c, uint32_t events)
@@ -1026,8 +995,6 @@ void proxy_client_socket_event(struct proxy_client *c, uint32_t events)
                         if (r == 0)
                                 break;
                         process_input(c);
-                        if (r == 2)
-                                break;
                 }
         }
 }
