@@ -178,7 +178,12 @@ static int frames_ensure(struct kdbus_frame **frames, unsigned int *n_frames, un
 
         if (n <= *n_frames)
                 return 0;
-        want = *n_frames ? *n_frames * 2 : 4;
+        /*
+         * Start with what is asked: a frame holds a whole signature, so
+         * four would make every reader and writer a large allocation that
+         * misses malloc's per-thread cache; containers grow it by doubling.
+         */
+        want = *n_frames ? *n_frames * 2 : n;
         if (want < n)
                 want = n;
         if (want > KDBUS_CONTAINER_DEPTH_MAX + 1)
