@@ -560,8 +560,12 @@ int kdbus_writer_append_array(struct kdbus_writer *w, char type, const void *ptr
         r = writer_reserve(w, size, &p);
         if (r < 0)
                 goto fail;
-        for (i = 0; i < size; i += n)
-                copy_value(p + i, (const uint8_t *)ptr + i, n, w->swap);
+        /* one memcpy unless every element needs its bytes swapped */
+        if (size && (!w->swap || n == 1))
+                memcpy(p, ptr, size);
+        else
+                for (i = 0; i < size; i += n)
+                        copy_value(p + i, (const uint8_t *)ptr + i, n, true);
         r = kdbus_writer_close(w);
         if (r < 0)
                 goto fail;
