@@ -12,7 +12,8 @@
 #                        lockdep, fault injection); scripts/check-debug.sh
 #   make fuzz-kernel DURATION=s  the KCOV-guided ioctl fuzzer in the debug VM
 #   make check-harness   prove the VM harness catches WARN/panic/rmmod failures
-#   make bench           boot the VM, run the unicast benchmark (bench/README.md)
+#   make bench           one VM boot: the benchmarks and the comparison with
+#                        dbus-daemon/dbus-broker, charts in build/bench/ (bench/README.md)
 #   make checkpatch      checkpatch.pl --strict on kernel/ and the uapi header
 #   make sparse          sparse (C=2) over the module, fails on warnings
 #   make deps            apt-get what is missing

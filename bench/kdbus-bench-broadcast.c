@@ -3,8 +3,8 @@
  * kdbus-bench-broadcast: the cost of one broadcast signal as the number of
  * subscribers whose match does not accept it grows (0, 10, 100, 1,000,
  * 10,000). Every subscriber holds one BLOOM_MASK match that the signal's
- * filter fails, so the kernel does one bloom test per subscriber and no
- * allocation or copy. The sender has no match and nobody receives the
+ * filter fails; the kernel's match index rejects each with its folded
+ * summary (no lock, no allocation, no copy; Documentation/performance.md). The sender has no match and nobody receives the
  * signal; the per-subscriber cost is (t(N) - t(0)) / N.
  *
  * Subscribers are opened in batches of 1,000 under different uids (the

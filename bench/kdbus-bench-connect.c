@@ -32,8 +32,10 @@
  * Both services are static programs started by fork+exec, so the
  * difference is the buses' own work. In the VM, dbus-daemon mode must run
  * where /usr/bin/dbus-daemon works (chroot /host; for "both" with
- * /sys/fs/kdbus bound into it). Under a loaded TCG host prefer "both": the
- * two transports alternate run by run, so load spells hit both.
+ * /sys/fs/kdbus bound into it). Under a loaded TCG host prefer "both":
+ * the two transports alternate run by run, so load spells hit both. The
+ * service files, dbus-daemon's configuration and its socket go to a new
+ * directory under $TMPDIR (default /tmp).
  */
 
 #define _GNU_SOURCE
@@ -187,6 +189,20 @@ static int write_file(const char *path, const char *text)
         return fclose(f) == 0 ? 0 : -EIO;
 }
 
+/* a new directory under $TMPDIR (default /tmp), or NULL */
+static char *make_tmpdir(char *buf, size_t size)
+{
+        const char *tmp = getenv("TMPDIR");
+
+        if (!tmp || !*tmp)
+                tmp = "/tmp";
+        if ((size_t)snprintf(buf, size, "%s/bench-connect.XXXXXX", tmp) >= size) {
+                errno = ENAMETOOLONG;
+                return NULL;
+        }
+        return mkdtemp(buf);
+}
+
 /* ---------------- kdbus ---------------- */
 
 static int kdbus_echo(const char *bus_path, uint32_t *pid, bool quit)
@@ -233,7 +249,7 @@ static int kdbus_echo(const char *bus_path, uint32_t *pid, bool quit)
 }
 
 struct kdbus_env {
-        char dir[32], file[PATH_MAX];
+        char dir[256], file[PATH_MAX];
         char *bus_path;
         int bus_fd;
         pid_t lpid;
@@ -247,8 +263,7 @@ static int kdbus_setup(struct kdbus_env *k, const char *launcher, const char *se
         memset(k, 0, sizeof(*k));
         k->bus_fd = -1;
         k->lpid = -1;
-        strcpy(k->dir, "/tmp/bench-connect.XXXXXX");
-        if (!mkdtemp(k->dir)) {
+        if (!make_tmpdir(k->dir, sizeof(k->dir))) {
                 k->dir[0] = 0;
                 return -errno;
         }
@@ -384,7 +399,7 @@ static int d1_echo(const char *address, uint32_t *pid, bool quit)
 }
 
 struct daemon_env {
-        char dir[32], conf[PATH_MAX], svc[PATH_MAX], sock[PATH_MAX], address[PATH_MAX + 16];
+        char dir[256], conf[PATH_MAX], svc[PATH_MAX], sock[PATH_MAX], address[PATH_MAX + 16];
         pid_t dpid;
 };
 
@@ -395,10 +410,9 @@ static int daemon_setup(struct daemon_env *d, const char *daemon)
 
         memset(d, 0, sizeof(*d));
         d->dpid = -1;
-        strcpy(d->dir, "/tmp/bench-connect.XXXXXX");
         if (!exe)
                 return -ENOENT;
-        if (!mkdtemp(d->dir)) {
+        if (!make_tmpdir(d->dir, sizeof(d->dir))) {
                 d->dir[0] = 0;
                 return -errno;
         }

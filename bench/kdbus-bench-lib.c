@@ -9,6 +9,11 @@
  * with two codes.
  *
  *   kdbus-bench-lib [--time S] [--rounds N] [--bench PATH] [--root DIR]
+ *   kdbus-bench-lib --calls N [--root DIR]
+ *
+ * --calls N makes exactly N timed libkdbus calls after the warm-up and
+ * prints their median, without raw rounds: a fixed workload for strace
+ * and perf (Documentation/performance.md).
  *
  * Not pinned: the scheduler places the two processes, as for real
  * programs.
@@ -135,6 +140,7 @@ int main(int argc, char **argv)
         double seconds = 2, lib_med[MAX_ROUNDS], raw_med[MAX_ROUNDS], ratio[MAX_ROUNDS];
         struct kdbus_bus *bus = NULL;
         unsigned int rounds = 5;
+        long calls = 0;
         char name[64], *path = NULL;
         size_t cap = 1 << 16;
         double *samples;
@@ -150,13 +156,17 @@ int main(int argc, char **argv)
                         bench = argv[++i];
                 else if (!strcmp(argv[i], "--root") && i + 1 < argc)
                         root = argv[++i];
+                else if (!strcmp(argv[i], "--calls") && i + 1 < argc)
+                        calls = atol(argv[++i]);
                 else {
-                        fprintf(stderr, "usage: kdbus-bench-lib [--time S] [--rounds N] [--bench PATH] [--root DIR]\n");
+                        fprintf(stderr, "usage: kdbus-bench-lib [--time S] [--rounds N] [--bench PATH] [--root DIR] [--calls N]\n");
                         return 2;
                 }
         }
-        if (rounds < 1 || rounds > MAX_ROUNDS || seconds <= 0) {
-                fprintf(stderr, "kdbus-bench-lib: --rounds 1..%d, --time > 0\n", MAX_ROUNDS);
+        if (rounds < 1 || rounds > MAX_ROUNDS || seconds <= 0 || calls < 0 ||
+            (size_t)calls > cap) {
+                fprintf(stderr, "kdbus-bench-lib: --rounds 1..%d, --time > 0, --calls 0..%zu\n",
+                        MAX_ROUNDS, cap);
                 return 2;
         }
 
@@ -186,6 +196,29 @@ int main(int argc, char **argv)
         for (int i = 0; i < 200; i++)
                 call_once(bus, "warm-up");
 
+        if (calls) {
+                for (long n = 0; n < calls; n++) {
+                        double t0 = now_us();
+
+                        r = call_once(bus, "8 bytes!");
+                        samples[n] = now_us() - t0;
+                        if (r < 0)
+                                break;
+                }
+                kill(pid, SIGTERM);
+                waitpid(pid, NULL, 0);
+                if (r < 0) {
+                        fprintf(stderr, "kdbus-bench-lib: a call failed\n");
+                        return 1;
+                }
+                {
+                        double med = median(samples, calls);    /* sorts */
+
+                        printf("libkdbus call: %ld calls, median %.2f us, min %.2f us\n", calls,
+                               med, samples[0]);
+                }
+                return 0;
+        }
         for (unsigned int k = 0; k < rounds; k++) {
                 double budget = seconds / rounds, start = now_us();
                 size_t n = 0;

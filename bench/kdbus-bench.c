@@ -82,7 +82,7 @@ struct options {
 	int cpu;			/* client CPU (service: same or next) */
 	bool json;
 	bool skip_kdbus;
-	const char *only;		/* one cell (for profiling), or NULL */
+	const char *only;		/* cells to run (comma list), or NULL */
 	bool verbose;
 };
 
@@ -792,7 +792,7 @@ static int memcpy_pairs(void *ctx, u64 seq)
 struct result {
 	bool valid;
 	u64 iters;
-	double median_us, mean_us, min_us, p90_us;
+	double median_us, mean_us, min_us, p10_us, p90_us;
 	/* raw samples, pooled over the rounds */
 	double *samples;
 	u64 n, per_round;
@@ -925,6 +925,7 @@ static void summarize(struct result *r)
 			       (r->samples[n / 2 - 1] + r->samples[n / 2]) / 2;
 	r->mean_us = sum / (double)n;
 	r->min_us = r->samples[0];
+	r->p10_us = r->samples[n / 10];
 	r->p90_us = r->samples[(n * 9) / 10];
 	free(r->samples);
 	r->samples = NULL;
@@ -1104,10 +1105,11 @@ static void print_json(struct result res[][N_CELLS])
 			}
 			printf(", \"%s\": {\"iterations\": %llu"
 			       ", \"median_us\": %.3f, \"mean_us\": %.3f"
-			       ", \"min_us\": %.3f, \"p90_us\": %.3f"
+			       ", \"min_us\": %.3f, \"p10_us\": %.3f"
+			       ", \"p90_us\": %.3f"
 			       ", \"mib_s\": %.2f, \"round_median_us\": [",
 			       cell_name[c], r[c].iters, r[c].median_us,
-			       r[c].mean_us, r[c].min_us, r[c].p90_us,
+			       r[c].mean_us, r[c].min_us, r[c].p10_us, r[c].p90_us,
 			       mib_per_s(s, &r[c]));
 			for (unsigned int k = 0; k < r[c].n_rounds; k++)
 				printf("%s%.3f", k ? ", " : "", r[c].round_median_us[k]);
@@ -1152,8 +1154,8 @@ static void usage(FILE *f)
 		"                      split: on two CPUs, none: let the scheduler pick\n"
 		"  --cpu N             the (first) CPU to pin to (default 0)\n"
 		"  --skip-kdbus        only UDS and memcpy (no kdbus needed)\n"
-		"  --only CELL         measure one cell: kdbus_async, kdbus_sync, uds or\n"
-		"                      memcpy2 (for a profiler; the table shows it alone)\n"
+		"  --only CELL[,CELL]  measure these cells only: kdbus_async, kdbus_sync,\n"
+		"                      uds, memcpy2 (for a profiler, or a size sweep)\n"
 		"  --verbose           progress on stderr\n");
 }
 
@@ -1286,7 +1288,15 @@ static void progress(const char *what, u64 size, const struct result *r)
 /* whether --only lets cell @c run */
 static bool cell_wanted(int c)
 {
-	return !opt.only || !strcmp(opt.only, cell_name[c]);
+	size_t len = strlen(cell_name[c]);
+	const char *p;
+
+	if (!opt.only)
+		return true;
+	for (p = opt.only; (p = strstr(p, cell_name[c])); p += len)
+		if ((p == opt.only || p[-1] == ',') && (p[len] == ',' || !p[len]))
+			return true;
+	return false;
 }
 
 /* one round of every cell of one payload size */

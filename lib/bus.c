@@ -1220,6 +1220,19 @@ fail:
         }
 }
 
+/*
+ * The absolute deadline of a call that expects a reply, 0 for everything
+ * else: replies and signals have no reply window, and the clock read is a
+ * system call where no vDSO clock exists (an HPET clocksource).
+ */
+static uint64_t reply_deadline(struct kdbus_bus *bus, struct kdbus_message *m, uint64_t timeout_usec)
+{
+        if (kdbus_message_get_type(m) != KDBUS_MESSAGE_METHOD_CALL ||
+            (kdbus_message_get_flags(m) & KDBUS_MESSAGE_NO_REPLY_EXPECTED))
+                return 0;
+        return now_ns() + (timeout_usec ? timeout_usec : bus->timeout_usec) * 1000ULL;
+}
+
 static int bus_seal(struct kdbus_bus *bus, struct kdbus_message *m)
 {
         if (kdbus_message_is_sealed(m))
@@ -1248,6 +1261,7 @@ static int bus_send_raw(struct kdbus_bus *bus, struct kdbus_message *m, uint64_t
                         bool sync, struct kdbus_msg_info *reply)
 {
         _Alignas(8) struct kdbus_cmd_send cmd;
+        _Alignas(8) uint8_t small_msg[512];
         const uint8_t *data;
         const char *dest = kdbus_message_get_destination(m);
         uint8_t type = kdbus_message_get_type(m);
@@ -1327,7 +1341,11 @@ static int bus_send_raw(struct kdbus_bus *bus, struct kdbus_message *m, uint64_t
                         isize += ALIGN8(ITEM_HEADER_SIZE + 8 + bus->bloom_size);
                 if (n_fds)
                         isize += ALIGN8(ITEM_HEADER_SIZE + n_fds * sizeof(int));
-                msg = aligned_alloc(8, ALIGN8(isize));
+                /* a small message's command lives on the stack */
+                if (ALIGN8(isize) <= sizeof(small_msg))
+                        msg = (struct kdbus_msg *)small_msg;
+                else
+                        msg = aligned_alloc(8, ALIGN8(isize));
                 if (!msg) {
                         r = -ENOMEM;
                         goto out;
@@ -1407,7 +1425,8 @@ static int bus_send_raw(struct kdbus_bus *bus, struct kdbus_message *m, uint64_t
                 *reply = cmd.reply;
         r = 0;
 out:
-        free(msg);
+        if (msg != (struct kdbus_msg *)small_msg)
+                free(msg);
         free(fds);
         if (memfd >= 0)
                 close(memfd);
@@ -1472,7 +1491,7 @@ int kdbus_bus_send(struct kdbus_bus *bus, struct kdbus_message *m, uint32_t *ser
                 if (dest && strcmp(dest, KDBUS_DRIVER_NAME) == 0)
                         return 0;       /* other types to the driver are dropped */
         }
-        r = bus_send_raw(bus, m, now_ns() + bus->timeout_usec * 1000ULL, false, NULL);
+        r = bus_send_raw(bus, m, reply_deadline(bus, m, bus->timeout_usec), false, NULL);
         if (r == -EBADSLT && (type == KDBUS_MESSAGE_METHOD_RETURN || type == KDBUS_MESSAGE_ERROR))
                 return 0;
         return r;
@@ -1550,7 +1569,7 @@ int kdbus_bus_forward_send(struct kdbus_bus *bus, struct kdbus_message *m)
         dest = kdbus_message_get_destination(m);
         if (dest && strcmp(dest, KDBUS_DRIVER_NAME) == 0)
                 return 0;
-        r = bus_send_raw(bus, m, now_ns() + bus->timeout_usec * 1000ULL, false, NULL);
+        r = bus_send_raw(bus, m, reply_deadline(bus, m, bus->timeout_usec), false, NULL);
         if (r >= 0)
                 return 0;
         if (r == -EBADSLT && (type == KDBUS_MESSAGE_METHOD_RETURN || type == KDBUS_MESSAGE_ERROR))
@@ -1650,6 +1669,22 @@ static bool dbus_consistent(const struct kdbus_msg *msg, struct kdbus_message *m
         default:
                 return false;   /* unknown types are dropped */
         }
+}
+
+/* ":1.<id>" into @buf (at least 24 bytes): snprintf costs more than the rest of the check */
+static void unique_name_format(char *buf, uint64_t id)
+{
+        char digits[20];
+        size_t n = 0;
+
+        do {
+                digits[n++] = (char)('0' + id % 10);
+                id /= 10;
+        } while (id);
+        memcpy(buf, ":1.", 3);
+        for (size_t i = 0; i < n; i++)
+                buf[3 + i] = digits[n - 1 - i];
+        buf[3 + n] = 0;
 }
 
 /*
@@ -1847,7 +1882,7 @@ static int bus_take_slice(struct kdbus_bus *bus, uint64_t offset, uint64_t slice
                 char sender[32], dest[32];
                 const char *want = NULL, *have;
 
-                snprintf(sender, sizeof(sender), ":1.%llu", (unsigned long long)msg->src_id);
+                unique_name_format(sender, msg->src_id);
                 have = kdbus_message_get_sender(in->m);
                 if (!have || strcmp(have, sender) != 0) {
                         r = kdbus_message_set_sender(in->m, sender);
@@ -1857,7 +1892,7 @@ static int bus_take_slice(struct kdbus_bus *bus, uint64_t offset, uint64_t slice
                 if (dst_name) {
                         want = dst_name;
                 } else if (!in->broadcast) {
-                        snprintf(dest, sizeof(dest), ":1.%llu", (unsigned long long)msg->dst_id);
+                        unique_name_format(dest, msg->dst_id);
                         want = dest;
                 }
                 have = kdbus_message_get_destination(in->m);

@@ -178,7 +178,12 @@ static int frames_ensure(struct kdbus_frame **frames, unsigned int *n_frames, un
 
         if (n <= *n_frames)
                 return 0;
-        want = *n_frames ? *n_frames * 2 : 4;
+        /*
+         * Start with what is asked: a frame holds a whole signature, so
+         * four would make every reader and writer a large allocation that
+         * misses malloc's per-thread cache; containers grow it by doubling.
+         */
+        want = *n_frames ? *n_frames * 2 : n;
         if (want < n)
                 want = n;
         if (want > KDBUS_CONTAINER_DEPTH_MAX + 1)
@@ -555,8 +560,12 @@ int kdbus_writer_append_array(struct kdbus_writer *w, char type, const void *ptr
         r = writer_reserve(w, size, &p);
         if (r < 0)
                 goto fail;
-        for (i = 0; i < size; i += n)
-                copy_value(p + i, (const uint8_t *)ptr + i, n, w->swap);
+        /* one memcpy unless every element needs its bytes swapped */
+        if (size && (!w->swap || n == 1))
+                memcpy(p, ptr, size);
+        else
+                for (i = 0; i < size; i += n)
+                        copy_value(p + i, (const uint8_t *)ptr + i, n, true);
         r = kdbus_writer_close(w);
         if (r < 0)
                 goto fail;

@@ -166,10 +166,11 @@ static void close_fds(int *fds, size_t n)
                         close(fds[i]);
 }
 
-static int message_new(struct kdbus_message **ret, uint8_t type, char endian)
+/* @with_writer: a message to build (parsed ones have no body writer) */
+static int message_new(struct kdbus_message **ret, uint8_t type, char endian, bool with_writer)
 {
         struct kdbus_message *m;
-        int r;
+        int r = 0;
 
         m = calloc(1, sizeof(*m));
         if (!m)
@@ -177,7 +178,8 @@ static int message_new(struct kdbus_message **ret, uint8_t type, char endian)
         m->n_ref = 1;
         m->type = type;
         m->endian = endian;
-        r = kdbus_writer_init(&m->body, endian);
+        if (with_writer)
+                r = kdbus_writer_init(&m->body, endian);
         if (r < 0) {
                 free(m);
                 return r;
@@ -224,72 +226,99 @@ static void message_freep(struct kdbus_message **m)
 
 #define _cleanup_message_ __attribute__((cleanup(message_freep)))
 
+static void put_u32(uint8_t *p, uint32_t v, char endian)
+{
+        if (endian == KDBUS_LITTLE_ENDIAN) {
+                p[0] = (uint8_t)v;
+                p[1] = (uint8_t)(v >> 8);
+                p[2] = (uint8_t)(v >> 16);
+                p[3] = (uint8_t)(v >> 24);
+        } else {
+                p[0] = (uint8_t)(v >> 24);
+                p[1] = (uint8_t)(v >> 16);
+                p[2] = (uint8_t)(v >> 8);
+                p[3] = (uint8_t)v;
+        }
+}
+
+/* the end of field @code's (yv) struct starting at the 8-aligned @pos */
+static size_t field_end(const struct message_fields *f, uint8_t code, size_t pos)
+{
+        char type = field_type(code);
+
+        /* code, variant signature (length, type, NUL), then the value */
+        pos += 4;
+        if (type == 'u')
+                return pos + 4;
+        if (type == 'g')
+                return pos + 1 + strlen(f->strings[code]) + 1;
+        return pos + 4 + strlen(f->strings[code]) + 1;
+}
+
 /*
- * Write the header for the current fields and @body into fresh bytes and
- * make them the message's data. @body may point into the old data.
+ * Make the bytes of the current fields and @body the message's data
+ * (@body may point into the old data). The header is written directly,
+ * not through a writer: every field was validated when it was set, and
+ * the bytes are those the marshalling rules give (the writer's and
+ * kdbus_message_parse()'s), each (yv) struct 8-aligned, padding zero.
  */
 static int message_build(struct kdbus_message *m, const void *body, size_t body_size)
 {
         struct message_fields *f = &m->fields;
-        struct kdbus_writer w;
-        uint8_t version = 1;
-        uint32_t body_len = (uint32_t)(body_size + m->ext_size);
-        size_t i, body_offset;
+        size_t i, pos = KDBUS_MESSAGE_HEADER_SIZE, array_len, body_offset, size;
         const char *sig;
+        uint8_t *data, *p;
         int r;
 
         if (body_size + m->ext_size > KDBUS_MESSAGE_MAX_SIZE)
                 return -EMSGSIZE;
-        r = kdbus_writer_init(&w, m->endian);
-        if (r < 0)
-                return r;
+        for (i = 0; i < f->n_order; ++i)
+                pos = field_end(f, f->order[i], (pos + 7) & ~(size_t)7);
+        array_len = pos - KDBUS_MESSAGE_HEADER_SIZE;
+        body_offset = (pos + 7) & ~(size_t)7;
+        if (array_len > KDBUS_ARRAY_MAX_SIZE ||
+            body_size + m->ext_size > KDBUS_MESSAGE_MAX_SIZE - body_offset)
+                return -EMSGSIZE;
+        size = body_offset + body_size;
+        data = calloc(1, body_offset + (body_size ? body_size : 1));
+        if (!data)
+                return -ENOMEM;
 
-        r = kdbus_writer_append_basic(&w, 'y', &m->endian);
-        if (r >= 0)
-                r = kdbus_writer_append_basic(&w, 'y', &m->type);
-        if (r >= 0)
-                r = kdbus_writer_append_basic(&w, 'y', &m->flags);
-        if (r >= 0)
-                r = kdbus_writer_append_basic(&w, 'y', &version);
-        if (r >= 0)
-                r = kdbus_writer_append_basic(&w, 'u', &body_len);
-        if (r >= 0)
-                r = kdbus_writer_append_basic(&w, 'u', &m->serial);
-        if (r >= 0)
-                r = kdbus_writer_open(&w, 'a', "(yv)");
-        for (i = 0; r >= 0 && i < f->n_order; ++i) {
+        data[0] = (uint8_t)m->endian;
+        data[1] = m->type;
+        data[2] = m->flags;
+        data[3] = 1;    /* protocol version */
+        put_u32(data + 4, (uint32_t)(body_size + m->ext_size), m->endian);
+        put_u32(data + 8, m->serial, m->endian);
+        put_u32(data + 12, (uint32_t)array_len, m->endian);
+        pos = KDBUS_MESSAGE_HEADER_SIZE;
+        for (i = 0; i < f->n_order; ++i) {
                 uint8_t code = f->order[i];
-                char type[2] = { field_type(code), 0 };
+                char type = field_type(code);
+                size_t len;
 
-                r = kdbus_writer_open(&w, '(', "yv");
-                if (r >= 0)
-                        r = kdbus_writer_append_basic(&w, 'y', &code);
-                if (r >= 0)
-                        r = kdbus_writer_open(&w, 'v', type);
-                if (r < 0)
-                        break;
-                if (code == KDBUS_FIELD_REPLY_SERIAL)
-                        r = kdbus_writer_append_basic(&w, 'u', &f->reply_serial);
-                else if (code == KDBUS_FIELD_UNIX_FDS)
-                        r = kdbus_writer_append_basic(&w, 'u', &f->unix_fds);
-                else
-                        r = kdbus_writer_append_basic(&w, type[0], f->strings[code]);
-                if (r >= 0)
-                        r = kdbus_writer_close(&w);
-                if (r >= 0)
-                        r = kdbus_writer_close(&w);
+                pos = (pos + 7) & ~(size_t)7;
+                p = data + pos;
+                p[0] = code;
+                p[1] = 1;
+                p[2] = (uint8_t)type;
+                p += 4;
+                if (type == 'u') {
+                        put_u32(p, code == KDBUS_FIELD_REPLY_SERIAL ? f->reply_serial
+                                                                    : f->unix_fds, m->endian);
+                } else if (type == 'g') {
+                        len = strlen(f->strings[code]);
+                        p[0] = (uint8_t)len;
+                        memcpy(p + 1, f->strings[code], len);
+                } else {
+                        len = strlen(f->strings[code]);
+                        put_u32(p, (uint32_t)len, m->endian);
+                        memcpy(p + 4, f->strings[code], len);
+                }
+                pos = field_end(f, code, pos);
         }
-        if (r >= 0)
-                r = kdbus_writer_close(&w);
-        if (r >= 0)
-                r = kdbus_writer_pad(&w, 8);
-        body_offset = w.size;
-        if (r >= 0)
-                r = kdbus_writer_put_raw(&w, body, body_size);
-        if (r < 0) {
-                kdbus_writer_deinit(&w);
-                return r;
-        }
+        if (body_size)
+                memcpy(data + body_offset, body, body_size);
 
         sig = f->strings[KDBUS_FIELD_SIGNATURE] ? f->strings[KDBUS_FIELD_SIGNATURE] : "";
         if (m->has_reader)
@@ -300,19 +329,17 @@ static int message_build(struct kdbus_message *m, const void *body, size_t body_
                 r = kdbus_reader_init(&m->reader, m->ext_body, m->ext_size, 0, m->endian, sig,
                                       f->unix_fds);
         else
-                r = kdbus_reader_init(&m->reader, w.data, w.size, body_offset, m->endian, sig,
+                r = kdbus_reader_init(&m->reader, data, size, body_offset, m->endian, sig,
                                       f->unix_fds);
         if (r < 0) {
-                kdbus_writer_deinit(&w);
+                free(data);
                 return r;
         }
         m->has_reader = true;
         free(m->data);
-        m->data = w.data;
-        m->size = w.size;
+        m->data = data;
+        m->size = size;
         m->body_offset = body_offset;
-        w.data = NULL;          /* ownership moved to m */
-        kdbus_writer_deinit(&w);
         return 0;
 }
 
@@ -359,7 +386,7 @@ int kdbus_message_new_method_call(struct kdbus_message **ret, const char *destin
         if (!strcmp(path, LOCAL_PATH) || (interface && !strcmp(interface, LOCAL_INTERFACE)))
                 return -EINVAL;
 
-        r = message_new(&m, KDBUS_MESSAGE_METHOD_CALL, KDBUS_LITTLE_ENDIAN);
+        r = message_new(&m, KDBUS_MESSAGE_METHOD_CALL, KDBUS_LITTLE_ENDIAN, true);
         if (r < 0)
                 return r;
         r = field_set_string(&m->fields, KDBUS_FIELD_PATH, path);
@@ -388,7 +415,7 @@ int kdbus_message_new_signal(struct kdbus_message **ret, const char *path,
         if (!strcmp(path, LOCAL_PATH) || !strcmp(interface, LOCAL_INTERFACE))
                 return -EINVAL;
 
-        r = message_new(&m, KDBUS_MESSAGE_SIGNAL, KDBUS_LITTLE_ENDIAN);
+        r = message_new(&m, KDBUS_MESSAGE_SIGNAL, KDBUS_LITTLE_ENDIAN, true);
         if (r < 0)
                 return r;
         m->flags = KDBUS_MESSAGE_NO_REPLY_EXPECTED;
@@ -417,7 +444,7 @@ static int message_new_reply(struct kdbus_message **ret, const struct kdbus_mess
         if (call->type != KDBUS_MESSAGE_METHOD_CALL)
                 return -EINVAL;
 
-        r = message_new(&m, type, KDBUS_LITTLE_ENDIAN);
+        r = message_new(&m, type, KDBUS_LITTLE_ENDIAN, true);
         if (r < 0)
                 return r;
         /* replies expect no reply themselves (libdbus and sd-bus agree) */
@@ -604,7 +631,8 @@ int kdbus_message_set_sender(struct kdbus_message *m, const char *sender)
 
 int kdbus_message_seal(struct kdbus_message *m, uint32_t serial, const char *sender)
 {
-        struct message_fields next;
+        struct message_fields old = m->fields;
+        char *sig_copy = NULL, *sender_copy = NULL;
         const char *sig;
         int r;
 
@@ -617,31 +645,39 @@ int kdbus_message_seal(struct kdbus_message *m, uint32_t serial, const char *sen
         if (m->n_fds > UINT32_MAX)
                 return -E2BIG;
 
-        r = fields_copy(&next, &m->fields);
-        if (r < 0)
-                return r;
+        /* the fields change in place; @old restores them on failure */
         sig = kdbus_writer_signature(&m->body);
-        r = field_set_string(&next, KDBUS_FIELD_SIGNATURE, *sig ? sig : NULL);
-        if (r >= 0) {
-                next.unix_fds = (uint32_t)m->n_fds;
-                if (m->n_fds)
-                        field_add(&next, KDBUS_FIELD_UNIX_FDS);
-                else
-                        field_remove(&next, KDBUS_FIELD_UNIX_FDS);
-                if (sender)
-                        r = field_set_string(&next, KDBUS_FIELD_SENDER, sender);
+        if ((*sig && !(sig_copy = strdup(sig))) || (sender && !(sender_copy = strdup(sender)))) {
+                free(sig_copy);
+                return -ENOMEM;
         }
-        if (r < 0) {
-                fields_free(&next);
-                return r;
+        m->fields.strings[KDBUS_FIELD_SIGNATURE] = sig_copy;
+        if (sig_copy)
+                field_add(&m->fields, KDBUS_FIELD_SIGNATURE);
+        else
+                field_remove(&m->fields, KDBUS_FIELD_SIGNATURE);
+        m->fields.unix_fds = (uint32_t)m->n_fds;
+        if (m->n_fds)
+                field_add(&m->fields, KDBUS_FIELD_UNIX_FDS);
+        else
+                field_remove(&m->fields, KDBUS_FIELD_UNIX_FDS);
+        if (sender_copy) {
+                m->fields.strings[KDBUS_FIELD_SENDER] = sender_copy;
+                field_add(&m->fields, KDBUS_FIELD_SENDER);
         }
 
         m->serial = serial;
-        r = message_commit_fields(m, &next, m->body.data, m->body.size);
+        r = message_build(m, m->body.data, m->body.size);
         if (r < 0) {
                 m->serial = 0;
+                m->fields = old;
+                free(sig_copy);
+                free(sender_copy);
                 return r;
         }
+        free(old.strings[KDBUS_FIELD_SIGNATURE]);
+        if (sender_copy)
+                free(old.strings[KDBUS_FIELD_SENDER]);
         kdbus_writer_deinit(&m->body);
         m->sealed = true;
         return 0;
@@ -699,6 +735,28 @@ int kdbus_message_peek_size(const void *data, size_t size, size_t *total)
         return 0;
 }
 
+/* the checks of a known header field's value beyond its D-Bus type */
+static bool field_value_ok(uint8_t code, const char *s, uint32_t u)
+{
+        switch (code) {
+        case KDBUS_FIELD_PATH:
+                return strcmp(s, LOCAL_PATH) != 0;
+        case KDBUS_FIELD_INTERFACE:
+                return kdbus_interface_name_valid(s) && strcmp(s, LOCAL_INTERFACE) != 0;
+        case KDBUS_FIELD_MEMBER:
+                return kdbus_member_name_valid(s);
+        case KDBUS_FIELD_ERROR_NAME:
+                return kdbus_interface_name_valid(s);
+        case KDBUS_FIELD_DESTINATION:
+        case KDBUS_FIELD_SENDER:
+                return kdbus_bus_name_valid(s);
+        case KDBUS_FIELD_REPLY_SERIAL:
+                return u != 0;
+        default: /* UNIX_FDS; SIGNATURE: checked with its type */
+                return true;
+        }
+}
+
 static int parse_field(struct kdbus_message *m, struct kdbus_reader *r, uint8_t code)
 {
         struct message_fields *f = &m->fields;
@@ -730,35 +788,11 @@ static int parse_field(struct kdbus_message *m, struct kdbus_reader *r, uint8_t 
         if (ret < 0)
                 return ret;
 
-        switch (code) {
-        case KDBUS_FIELD_PATH:
-                ok = strcmp(s, LOCAL_PATH) != 0;
-                break;
-        case KDBUS_FIELD_INTERFACE:
-                ok = kdbus_interface_name_valid(s) && strcmp(s, LOCAL_INTERFACE) != 0;
-                break;
-        case KDBUS_FIELD_MEMBER:
-                ok = kdbus_member_name_valid(s);
-                break;
-        case KDBUS_FIELD_ERROR_NAME:
-                ok = kdbus_interface_name_valid(s);
-                break;
-        case KDBUS_FIELD_DESTINATION:
-        case KDBUS_FIELD_SENDER:
-                ok = kdbus_bus_name_valid(s);
-                break;
-        case KDBUS_FIELD_REPLY_SERIAL:
-                ok = u != 0;
+        ok = field_value_ok(code, s, u);
+        if (code == KDBUS_FIELD_REPLY_SERIAL)
                 f->reply_serial = u;
-                break;
-        case KDBUS_FIELD_UNIX_FDS:
-                ok = true;
+        else if (code == KDBUS_FIELD_UNIX_FDS)
                 f->unix_fds = u;
-                break;
-        default: /* SIGNATURE: checked by the reader */
-                ok = true;
-                break;
-        }
         if (!ok)
                 return -EBADMSG;
         if (type == 'u') {
@@ -796,6 +830,81 @@ static int parse_header(struct kdbus_message *m, const uint8_t *data, size_t hea
                 ret = -EBADMSG;
         kdbus_reader_deinit(&r);
         return ret;
+}
+
+/*
+ * The header fields read directly, without the general reader: the common
+ * header (known fields, each once, well formed) costs a few comparisons a
+ * field. Returns 1 when every field was taken; 0 when the header needs
+ * parse_header() (unknown or repeated fields, anything malformed: the
+ * general reader then finds the error), with the fields taken so far
+ * dropped; -ENOMEM.
+ */
+static int parse_header_fast(struct kdbus_message *m, const uint8_t *data, size_t header_end)
+{
+        struct message_fields *f = &m->fields;
+        size_t pos = KDBUS_MESSAGE_HEADER_SIZE;
+
+        if (header_end - pos > KDBUS_ARRAY_MAX_SIZE)
+                goto slow;
+        while (pos < header_end) {
+                size_t start = (pos + 7) & ~(size_t)7;
+                const char *s = NULL;
+                uint32_t u = 0, len;
+                uint8_t code;
+                char type;
+
+                if (start > header_end || header_end - start < 8)
+                        goto slow;
+                for (; pos < start; ++pos)
+                        if (data[pos])
+                                goto slow;
+                code = data[pos];
+                type = field_type(code);
+                if (!type || field_present(f, code) || data[pos + 1] != 1 ||
+                    data[pos + 2] != (uint8_t)type || data[pos + 3] != 0)
+                        goto slow;
+                pos += 4;
+                if (type == 'u') {
+                        u = get_u32(data + pos, m->endian);
+                        pos += 4;
+                } else {
+                        if (type == 'g') {
+                                len = data[pos];
+                                pos += 1;
+                        } else {
+                                len = get_u32(data + pos, m->endian);
+                                pos += 4;
+                        }
+                        if (len >= header_end - pos)
+                                goto slow;
+                        s = (const char *)data + pos;
+                        if (s[len] || memchr(s, 0, len))
+                                goto slow;
+                        if (type == 's' && !kdbus_utf8_valid(s, len))
+                                goto slow;
+                        if (type == 'o' && !kdbus_object_path_valid(s, len))
+                                goto slow;
+                        if (type == 'g' && kdbus_signature_validate(s) < 0)
+                                goto slow;
+                        pos += (size_t)len + 1;
+                }
+                if (!field_value_ok(code, s, u))
+                        goto slow;
+                if (type == 'u') {
+                        if (code == KDBUS_FIELD_REPLY_SERIAL)
+                                f->reply_serial = u;
+                        else
+                                f->unix_fds = u;
+                        field_add(f, code);
+                } else if (field_set_string(f, code, s) < 0) {
+                        return -ENOMEM;
+                }
+        }
+        return 1;
+slow:
+        fields_free(f);
+        return 0;
 }
 
 static bool required_fields_present(const struct kdbus_message *m)
@@ -838,7 +947,7 @@ int kdbus_message_parse(struct kdbus_message **ret, const void *data, size_t siz
         if (p[1] == 0)
                 return -EBADMSG;        /* invalid message type */
 
-        r = message_new(&m, p[1], (char)p[0]);
+        r = message_new(&m, p[1], (char)p[0], false);
         if (r < 0)
                 return r;
         m->flags = p[2];
@@ -848,7 +957,9 @@ int kdbus_message_parse(struct kdbus_message **ret, const void *data, size_t siz
 
         header_end = KDBUS_MESSAGE_HEADER_SIZE + get_u32(p + 12, m->endian);
         body_offset = (header_end + 7) & ~(size_t)7;
-        r = parse_header(m, p, header_end);
+        r = parse_header_fast(m, p, header_end);
+        if (r == 0)
+                r = parse_header(m, p, header_end);
         if (r < 0)
                 return r;
         for (i = header_end; i < body_offset; ++i)
@@ -1440,7 +1551,7 @@ int kdbus_message_convert(struct kdbus_message **ret, struct kdbus_message *m, c
         if (!m->sealed)
                 return -EPERM;
 
-        e = message_new(&c, m->type, endian);
+        e = message_new(&c, m->type, endian, true);
         if (e < 0)
                 return e;
         c->flags = m->flags;
@@ -1519,14 +1630,16 @@ int kdbus_message_parse_external(struct kdbus_message **ret, const void *header,
         if (body_start > (uint64_t)st.st_size || body_size > (uint64_t)st.st_size - body_start)
                 return -EBADMSG;
 
-        r = message_new(&m, p[1], (char)p[0]);
+        r = message_new(&m, p[1], (char)p[0], false);
         if (r < 0)
                 return r;
         m->flags = p[2];
         m->serial = get_u32(p + 8, m->endian);
         if (m->serial == 0)
                 return -EBADMSG;
-        r = parse_header(m, p, header_end);
+        r = parse_header_fast(m, p, header_end);
+        if (r == 0)
+                r = parse_header(m, p, header_end);
         if (r < 0)
                 return r;
         for (i = header_end; i < body_offset; ++i)

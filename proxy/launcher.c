@@ -1,6 +1,6 @@
 // SPDX-License-Identifier: GPL-2.0-or-later
 /*
- * The activation launcher (userspace.md 6.2, 6.3). See launcher.h.
+ * The activation launcher (Documentation/activation.md). See launcher.h.
  *
  * Race freedom comes from the kernel: messages for a name wait in its
  * activator until a real connection takes the name, which moves them

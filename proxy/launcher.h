@@ -2,7 +2,7 @@
 #pragma once
 
 /*
- * The activation launcher (userspace.md 6.2, 6.3): one activator
+ * The activation launcher (Documentation/activation.md): one activator
  * connection per service name, a watcher connection for NAME_CHANGE
  * notifications, services started with fork/exec and followed through
  * pidfds, timers for the activation timeout and the rate limit.

@@ -1,6 +1,6 @@
 # SPDX-License-Identifier: GPL-2.0-or-later
 #
-# The activation launcher and the bus holders (userspace.md 6, 5.2), a
+# The activation launcher and the bus holders (Documentation/activation.md), a
 # fragment included by proxy/Makefile. kdbus-proxy links LAUNCHER_SRCS to
 # embed the launcher; kdbus-launcher runs it alone. Static, like kdbusctl,
 # so the binaries run in the test VM's busybox guest too.

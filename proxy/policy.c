@@ -1,6 +1,6 @@
 // SPDX-License-Identifier: GPL-2.0-or-later
 /*
- * The dbus-daemon XML configuration and policy (userspace.md 5.6). See
+ * The dbus-daemon XML configuration and policy (Documentation/policy.md). See
  * policy.h and Documentation/policy.md.
  *
  * Every file is parsed into a policy of its own and merged into the

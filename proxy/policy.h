@@ -2,8 +2,8 @@
 #pragma once
 
 /*
- * The dbus-daemon XML configuration and policy (userspace.md 5.6,
- * Documentation/policy.md): <busconfig> files with <include>,
+ * The dbus-daemon XML configuration and policy (Documentation/policy.md):
+ * <busconfig> files with <include>,
  * <includedir>, <servicedir> and the standard service directories, and
  * the connect, own, send and receive decisions of their <policy> blocks,
  * evaluated as dbus-daemon evaluates them. Parsed with expat; warnings go

@@ -1,6 +1,6 @@
 // SPDX-License-Identifier: GPL-2.0-or-later
 /*
- * D-Bus service files (userspace.md 6.1). See service-file.h.
+ * D-Bus service files (the D-Bus specification's .service files). See service-file.h.
  */
 
 #define _GNU_SOURCE

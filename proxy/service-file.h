@@ -2,7 +2,7 @@
 #pragma once
 
 /*
- * D-Bus service files (activation, userspace.md 6.1): the directories of
+ * D-Bus service files (activation, Documentation/activation.md): the directories of
  * the system and user bus, the desktop-entry format of the
  * [D-BUS Service] group, Exec= word splitting, the naming rule and the
  * priorities. Invalid files are skipped with a warning on stderr.

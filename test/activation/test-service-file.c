@@ -1,6 +1,6 @@
 // SPDX-License-Identifier: GPL-2.0-or-later
 /*
- * Service file parsing (userspace.md 6.1): Exec= word splitting, the keys,
+ * Service file parsing (Documentation/activation.md): Exec= word splitting, the keys,
  * the naming rule, invalid files, directories and priorities. TAP.
  */
 

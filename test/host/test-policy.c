@@ -1,6 +1,6 @@
 // SPDX-License-Identifier: GPL-2.0-or-later
 /*
- * The proxy's dbus-daemon XML policy (proxy/policy.c, userspace.md 5.6):
+ * The proxy's dbus-daemon XML policy (proxy/policy.c, Documentation/policy.md):
  * every rule attribute, the precedence of the blocks, the include
  * machinery and its limits, malformed input, and the decisions
  * dbus-daemon 1.14 makes for Debian's own system.conf. The subtle points

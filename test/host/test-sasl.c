@@ -1,6 +1,6 @@
 // SPDX-License-Identifier: GPL-2.0-or-later
 /*
- * The SASL state machine of kdbus-proxy (userspace.md 2.2) on the host:
+ * The SASL state machine of kdbus-proxy (the D-Bus specification's authentication protocol) on the host:
  * the transcripts of libdbus, GDBus and sd-bus, pipelining, rejections
  * and the conditions that drop a connection.
  */

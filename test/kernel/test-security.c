@@ -93,7 +93,7 @@ KDBUS_TEST(security, rlimit_fsize_no_effect_on_pools, 0)
 }
 
 /*
- * HELLO has no upper bound on pool_size (abi.md: none of its own), and
+ * HELLO has no upper bound on pool_size (the ABI sets none, kdbus.connection(7)), and
  * needs none: the pool is a sparse shmem file (VM_NORESERVE) whose pages
  * exist only where messages are written, and what senders can make a
  * receiver hold is bounded per sending user by message counts and sizes,

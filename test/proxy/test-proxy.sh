@@ -323,7 +323,7 @@ t $rc "eavesdrop='true' (root): a call between two other clients is seen"
 if [ "$MODE" = dbus-daemon ]; then
 	skip "eavesdrop='true' of an unprivileged client: dbus-daemon refuses the rule (AccessDenied), the proxy accepts it without effect"
 else
-	# accepted (userspace.md 5.7; dbus-daemon refuses it with AccessDenied)
+	# accepted (kdbus-proxy(8); dbus-daemon refuses it with AccessDenied)
 	grep -q "^ready :[0-9.]*$" "$T/eaves2" && ! grep -q "call Echo" "$T/eaves2"
 	t $? "eavesdrop='true' of an unprivileged client (uid 65534) is accepted and acts as if eavesdrop were absent"
 fi
