@@ -81,7 +81,8 @@ fi
 W=$HP/test/proxy/wire-client
 
 cleanup() {
-	for p in $pids; do kill "$p" 2>/dev/null; done
+	# a bg job's pid is the VM's subshell; the program is its child
+	for p in $pids; do kill $(cat /proc/$p/task/*/children 2>/dev/null) "$p" 2>/dev/null; done
 	sleep 0.5
 	for p in $pids; do kill -9 "$p" 2>/dev/null; done
 	for p in $pids; do wait "$p" 2>/dev/null; done
