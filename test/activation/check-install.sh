@@ -11,18 +11,8 @@ set -u
 TOP=$(cd "$(dirname "$0")/../.." && pwd)
 D=$(mktemp -d "${TMPDIR:-/tmp}/kdbus-install.XXXXXX")
 trap 'rm -rf "$D"' EXIT
-n=0
-failures=0
 
-t() {
-	n=$((n + 1))
-	if [ "$1" = 0 ]; then
-		echo "ok $n - $2"
-	else
-		echo "not ok $n - $2"
-		failures=$((failures + 1))
-	fi
-}
+. "$TOP/test/tap.sh"
 
 # each of $2... exists under DESTDIR (with test flag $1)
 have() {

@@ -21,29 +21,10 @@ SD=$T/services
 # where kdbusctl status finds the launcher's states (XDG_RUNTIME_DIR=$T/run)
 ST=$T/run/kdbus/launcher-0-user.state
 mkdir -p "$SD" "$T/run/kdbus"
-n=0
-failures=0
 export XDG_DATA_DIRS=/nonexistent XDG_DATA_HOME=/nonexistent XDG_RUNTIME_DIR=/nonexistent
 
-t() {
-	n=$((n + 1))
-	if [ "$1" = 0 ]; then
-		echo "ok $n - $2"
-	else
-		echo "not ok $n - $2"
-		failures=$((failures + 1))
-	fi
-}
+. "$TOP/test/tap.sh"
 
-# wait until file $1 contains $2 (at most $3 tenths of a second, default 100)
-wait_for() {
-	i=0
-	while ! grep -q -- "$2" "$1" 2>/dev/null && [ $i -lt "${3:-100}" ]; do
-		sleep 0.1
-		i=$((i + 1))
-	done
-	grep -q -- "$2" "$1" 2>/dev/null
-}
 
 svc() { # name exec-line
 	printf '[D-BUS Service]\nName=%s\nExec=%s\n' "$1" "$2" > "$SD/$1.service"

@@ -23,35 +23,12 @@ T=${TMPDIR:-/tmp}/proxy-test.$$
 SOCK=$T/bus.sock
 ADDR=unix:path=$SOCK
 mkdir -p "$T"
-n=0
-failures=0
 pids=
 mounted=
 
-t() {
-	n=$((n + 1))
-	if [ "$1" = 0 ]; then
-		echo "ok $n - $2"
-	else
-		echo "not ok $n - $2"
-		failures=$((failures + 1))
-	fi
-}
+. "$TOP/test/tap.sh"
 
-skip() {
-	n=$((n + 1))
-	echo "ok $n - # SKIP $1"
-}
 
-# wait until file $1 contains $2 (at most $3 tenths of a second, default 100)
-wait_for() {
-	i=0
-	while ! grep -q -- "$2" "$1" 2>/dev/null && [ $i -lt "${3:-100}" ]; do
-		sleep 0.1
-		i=$((i + 1))
-	done
-	grep -q -- "$2" "$1" 2>/dev/null
-}
 
 wait_sock() {
 	i=0
