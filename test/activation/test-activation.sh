@@ -43,7 +43,8 @@ start_launcher() {
 	"$L" --user --bus="$BUS" --servicedir="$SD" --timeout=3000 \
 		--state-file="$ST" > "$T/launcher.ready" 2>> "$T/launcher.log" &
 	LPID=$!
-	wait_for "$T/launcher.ready" ready 300
+	# ten activators: a minute on a loaded machine under TCG
+	wait_for "$T/launcher.ready" ready 600
 }
 
 echo "TAP version 13"
@@ -238,7 +239,7 @@ start_plauncher() {
 	rm -f "$T/pl.ready"
 	"$L" --user --bus="$BUS" --servicedir="$PSD" --timeout=150000 --address="$ADDR" \
 		--state-file="$PST" > "$T/pl.ready" 2>> "$T/launcher.log" & PLPID=$!
-	wait_for "$T/pl.ready" ready 300
+	wait_for "$T/pl.ready" ready 600
 }
 pstate() { awk -v n="$1" '$1 == n { print $2 }' "$PST"; }
 # x SECONDS PROGRAM ARGS: a Debian program in the chroot, with a time limit
