@@ -928,11 +928,32 @@ static bool required_fields_present(const struct kdbus_message *m)
         }
 }
 
+/*
+ * The header fields (the fast reader, or the general one for anything
+ * unusual), zero padding up to the body and the fields the type requires.
+ */
+static int parse_header_checked(struct kdbus_message *m, const uint8_t *p, size_t header_end,
+                                size_t body_offset)
+{
+        size_t i;
+        int r;
+
+        r = parse_header_fast(m, p, header_end);
+        if (r == 0)
+                r = parse_header(m, p, header_end);
+        if (r < 0)
+                return r;
+        for (i = header_end; i < body_offset; ++i)
+                if (p[i])
+                        return -EBADMSG;
+        return required_fields_present(m) ? 0 : -EBADMSG;
+}
+
 int kdbus_message_parse(struct kdbus_message **ret, const void *data, size_t size)
 {
         _cleanup_message_ struct kdbus_message *m = NULL;
         const uint8_t *p = data;
-        size_t total, header_end, body_offset, i;
+        size_t total, header_end, body_offset;
         struct kdbus_reader body;
         const char *sig;
         int r;
@@ -957,16 +978,9 @@ int kdbus_message_parse(struct kdbus_message **ret, const void *data, size_t siz
 
         header_end = KDBUS_MESSAGE_HEADER_SIZE + get_u32(p + 12, m->endian);
         body_offset = (header_end + 7) & ~(size_t)7;
-        r = parse_header_fast(m, p, header_end);
-        if (r == 0)
-                r = parse_header(m, p, header_end);
+        r = parse_header_checked(m, p, header_end, body_offset);
         if (r < 0)
                 return r;
-        for (i = header_end; i < body_offset; ++i)
-                if (p[i])
-                        return -EBADMSG;
-        if (!required_fields_present(m))
-                return -EBADMSG;
 
         sig = m->fields.strings[KDBUS_FIELD_SIGNATURE] ? m->fields.strings[KDBUS_FIELD_SIGNATURE] : "";
         r = kdbus_reader_init(&body, p, size, body_offset, m->endian, sig, m->fields.unix_fds);
@@ -1603,7 +1617,7 @@ int kdbus_message_parse_external(struct kdbus_message **ret, const void *header,
 {
         _cleanup_message_ struct kdbus_message *m = NULL;
         const uint8_t *p = header;
-        size_t total, header_end, body_offset, i, map_size;
+        size_t total, header_end, body_offset, map_size;
         struct kdbus_reader body;
         const char *sig;
         struct stat st;
@@ -1637,16 +1651,9 @@ int kdbus_message_parse_external(struct kdbus_message **ret, const void *header,
         m->serial = get_u32(p + 8, m->endian);
         if (m->serial == 0)
                 return -EBADMSG;
-        r = parse_header_fast(m, p, header_end);
-        if (r == 0)
-                r = parse_header(m, p, header_end);
+        r = parse_header_checked(m, p, header_end, body_offset);
         if (r < 0)
                 return r;
-        for (i = header_end; i < body_offset; ++i)
-                if (p[i])
-                        return -EBADMSG;
-        if (!required_fields_present(m))
-                return -EBADMSG;
 
         map_size = (size_t)body_start + body_size;
         map = mmap(NULL, map_size, PROT_READ, MAP_SHARED, body_fd, 0);

@@ -947,6 +947,16 @@ static int body_finish(struct proxy_client *c)
         return take_parsed(c, m);
 }
 
+/* a message the proxy cannot take: drop the client, say why */
+static int disconnect_invalid(struct proxy_client *c, int r)
+{
+        char why[96];
+
+        snprintf(why, sizeof(why), "invalid message (%s)", strerror(-r));
+        proxy_client_disconnect(c, why);
+        return r;
+}
+
 static int process_input(struct proxy_client *c)
 {
         size_t off = 0;
@@ -956,13 +966,8 @@ static int process_input(struct proxy_client *c)
                 if (c->body_len < c->body_size)
                         goto out;
                 r = body_finish(c);
-                if (r < 0) {
-                        char why[96];
-
-                        snprintf(why, sizeof(why), "invalid message (%s)", strerror(-r));
-                        proxy_client_disconnect(c, why);
-                        return r;
-                }
+                if (r < 0)
+                        return disconnect_invalid(c, r);
                 if (c->bus)
                         process_bus(c);
         }
@@ -1053,13 +1058,8 @@ static int process_input(struct proxy_client *c)
                                 off = 0;
                         }
                         r = take_message(c, total);
-                        if (r < 0) {
-                                char why[96];
-
-                                snprintf(why, sizeof(why), "invalid message (%s)", strerror(-r));
-                                proxy_client_disconnect(c, why);
-                                return r;
-                        }
+                        if (r < 0)
+                                return disconnect_invalid(c, r);
                         if (c->bus)
                                 process_bus(c);
                 }
