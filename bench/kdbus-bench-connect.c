@@ -29,13 +29,23 @@
  *
  * Prints per transport the median, min and max in µs of cold and warm
  * runs; with --tsv: "connect<TAB>TRANSPORT<TAB>cold|warm<TAB>median<TAB>min<TAB>max".
- * Both services are static programs started by fork+exec, so the
- * difference is the buses' own work. In the VM, dbus-daemon mode must run
+ * Both services are static programs started by fork+exec, and both are
+ * started from a copy in the run directory ($TMPDIR, tmpfs in the VM), so
+ * the difference is the buses' own work: without the copies the kdbus
+ * service was exec'd from the VM's 9p view of the host (no page cache
+ * kept between runs: every start read its pages from the host again,
+ * ~50 ms under TCG) while dbus-daemon's was this very program, whose
+ * pages the running client keeps cached. --verbose also prints when each
+ * step happened ("trace WHO WHAT US", CLOCK_MONOTONIC): the client's
+ * connect, HELLO and reply; the service's main(), HELLO, name and calls
+ * (the services print theirs when $KDBUS_BENCH_TRACE is set, which
+ * --verbose sets; the launcher's log, also printed, tells its steps).
+ * In the VM, dbus-daemon mode must run
  * where /usr/bin/dbus-daemon works (chroot /host; for "both" with
  * /sys/fs/kdbus bound into it). Under a loaded TCG host prefer "both":
  * the two transports alternate run by run, so load spells hit both. The
- * service files, dbus-daemon's configuration and its socket go to a new
- * directory under $TMPDIR (default /tmp).
+ * service files, the services' copies, dbus-daemon's configuration and its
+ * socket go to a new directory under $TMPDIR (default /tmp).
  */
 
 #define _GNU_SOURCE
@@ -72,6 +82,17 @@ static double now_us(void)
 
         clock_gettime(CLOCK_MONOTONIC, &ts);
         return ts.tv_sec * 1e6 + ts.tv_nsec / 1e3;
+}
+
+/* with $KDBUS_BENCH_TRACE (set by --verbose): "trace WHO WHAT MONOTONIC-US" */
+static void trace(const char *who, const char *what)
+{
+        static int on = -1;
+
+        if (on < 0)
+                on = getenv("KDBUS_BENCH_TRACE") != NULL;
+        if (on)
+                fprintf(stderr, "trace %s %s %.0f\n", who, what, now_us());
 }
 
 static void sleep_ms(unsigned int ms)
@@ -203,6 +224,37 @@ static char *make_tmpdir(char *buf, size_t size)
         return mkdtemp(buf);
 }
 
+/* copy the executable @src to @dir/@name (@dst, PATH_MAX): the start of a service */
+static int copy_exe(const char *src, const char *dir, const char *name, char *dst)
+{
+        char buf[65536];
+        ssize_t n = 0;
+        int in, out, r = 0;
+
+        snprintf(dst, PATH_MAX, "%s/%s", dir, name);
+        in = open(src, O_RDONLY | O_CLOEXEC);
+        if (in < 0)
+                return -errno;
+        out = open(dst, O_WRONLY | O_CREAT | O_EXCL | O_CLOEXEC, 0755);
+        if (out < 0) {
+                r = -errno;
+                dst[0] = 0;
+                close(in);
+                return r;
+        }
+        while ((n = read(in, buf, sizeof(buf))) > 0)
+                if (write(out, buf, (size_t)n) != n) {
+                        n = -1;
+                        break;
+                }
+        if (n < 0)
+                r = -EIO;
+        close(in);
+        if (close(out) < 0)
+                r = -EIO;
+        return r;
+}
+
 /* ---------------- kdbus ---------------- */
 
 static int kdbus_echo(const char *bus_path, uint32_t *pid, bool quit)
@@ -215,12 +267,15 @@ static int kdbus_echo(const char *bus_path, uint32_t *pid, bool quit)
 
         double t0 = now_us();
 
+        trace("client", "connect");
         r = kdbus_bus_open(&bus, bus_path);
+        trace("client", "hello");
         if (verbose)
                 fprintf(stderr, "  kdbus: HELLO %.1f us\n", now_us() - t0);
         if (r >= 0)
                 r = kdbus_bus_call_method(bus, SERVICE_NAME, SERVICE_PATH, SERVICE_IFACE, "Echo",
                                           &e, &reply, "u", 7u);
+        trace("client", "reply");
         if (r >= 0 && kdbus_message_read(reply, "uu", &n, pid) < 0)
                 r = -EBADMSG;
         if (r < 0)
@@ -249,7 +304,7 @@ static int kdbus_echo(const char *bus_path, uint32_t *pid, bool quit)
 }
 
 struct kdbus_env {
-        char dir[256], file[PATH_MAX];
+        char dir[256], file[PATH_MAX], exe[PATH_MAX];
         char *bus_path;
         int bus_fd;
         pid_t lpid;
@@ -273,9 +328,13 @@ static int kdbus_setup(struct kdbus_env *k, const char *launcher, const char *se
                         root ?: KDBUS_BUS_DEFAULT_ROOT);
                 return -ENODEV;
         }
+        if (copy_exe(service, k->dir, "test-service", k->exe) < 0) {
+                fprintf(stderr, "kdbus-bench-connect: cannot copy %s to %s\n", service, k->dir);
+                return -EIO;
+        }
         snprintf(k->file, sizeof(k->file), "%s/%s.service", k->dir, SERVICE_NAME);
         snprintf(text, sizeof(text), "[D-BUS Service]\nName=%s\nExec=%s %s %s\n",
-                 SERVICE_NAME, service, k->bus_path, SERVICE_NAME);
+                 SERVICE_NAME, k->exe, k->bus_path, SERVICE_NAME);
         if (write_file(k->file, text) < 0)
                 return -EIO;
         setenv("XDG_DATA_DIRS", "/nonexistent", 1);
@@ -326,6 +385,8 @@ static void kdbus_teardown(struct kdbus_env *k)
         free(k->bus_path);
         if (k->file[0])
                 unlink(k->file);
+        if (k->exe[0])
+                unlink(k->exe);
         if (k->dir[0])
                 rmdir(k->dir);
 }
@@ -341,7 +402,9 @@ static int d1_echo(const char *address, uint32_t *pid, bool quit)
         int r;
         double t0 = now_us();
 
+        trace("client", "connect");
         r = d1_open(&c, address, D1_AUTH_IR, TIMEOUT_MS);
+        trace("client", "hello");
         if (r < 0) {
                 fprintf(stderr, "kdbus-bench-connect: connect %s: %s\n", address, strerror(-r));
                 d1_close(&c);
@@ -355,6 +418,7 @@ static int d1_echo(const char *address, uint32_t *pid, bool quit)
                 r = kdbus_message_append(m, "u", 7u);
         if (r >= 0)
                 r = d1_call(&c, m, &reply, d1_left_ms(deadline));
+        trace("client", "reply");
         if (r >= 0 && kdbus_message_get_type(reply) == KDBUS_MESSAGE_ERROR)
                 r = -EREMOTEIO;
         else if (r >= 0 && kdbus_message_read(reply, "uu", &n, pid) < 0)
@@ -399,7 +463,7 @@ static int d1_echo(const char *address, uint32_t *pid, bool quit)
 }
 
 struct daemon_env {
-        char dir[256], conf[PATH_MAX], svc[PATH_MAX], sock[PATH_MAX], address[PATH_MAX + 16];
+        char dir[256], conf[PATH_MAX], svc[PATH_MAX], exe[PATH_MAX], sock[PATH_MAX], address[PATH_MAX + 16];
         pid_t dpid;
 };
 
@@ -418,9 +482,13 @@ static int daemon_setup(struct daemon_env *d, const char *daemon)
         }
         snprintf(d->sock, sizeof(d->sock), "%s/bus", d->dir);
         snprintf(d->address, sizeof(d->address), "unix:path=%s", d->sock);
+        if (copy_exe(exe, d->dir, "d1-service", d->exe) < 0) {
+                fprintf(stderr, "kdbus-bench-connect: cannot copy %s to %s\n", exe, d->dir);
+                return -EIO;
+        }
         snprintf(d->svc, sizeof(d->svc), "%s/%s.service", d->dir, SERVICE_NAME);
         snprintf(text, sizeof(text), "[D-BUS Service]\nName=%s\nExec=%s --d1-service\n",
-                 SERVICE_NAME, exe);
+                 SERVICE_NAME, d->exe);
         if (write_file(d->svc, text) < 0)
                 return -EIO;
         snprintf(d->conf, sizeof(d->conf), "%s/bus.conf", d->dir);
@@ -481,6 +549,8 @@ static void daemon_teardown(struct daemon_env *d)
                 unlink(d->svc);
         if (d->conf[0])
                 unlink(d->conf);
+        if (d->exe[0])
+                unlink(d->exe);
         if (d->sock[0])
                 unlink(d->sock);
         if (d->dir[0])
@@ -554,6 +624,7 @@ static int d1_service(void)
         struct d1 c;
         int r;
 
+        trace("service", "main");
         if (!address) {
                 fprintf(stderr, "kdbus-bench-connect --d1-service: no DBUS_STARTER_ADDRESS\n");
                 return 2;
@@ -564,6 +635,7 @@ static int d1_service(void)
                 d1_close(&c);
                 return 1;
         }
+        trace("service", "hello");
         /* the queued calls may come before the RequestName reply: one loop */
         if (r >= 0)
                 r = kdbus_message_new_method_call(&m, "org.freedesktop.DBus", "/org/freedesktop/DBus",
@@ -593,6 +665,7 @@ static int d1_service(void)
                 if (kdbus_message_get_reply_serial(in, &n) >= 0 && n == rn_serial) {
                         uint32_t result = 0;
 
+                        trace("service", "name");
                         if (kdbus_message_get_type(in) != KDBUS_MESSAGE_METHOD_RETURN ||
                             kdbus_message_read(in, "u", &result) < 0 || result != 1) {
                                 fprintf(stderr, "kdbus-bench-connect --d1-service: RequestName failed\n");
@@ -604,6 +677,7 @@ static int d1_service(void)
                         kdbus_message_unref(in);
                         continue;
                 }
+                trace("service", member);
                 if (!strcmp(member, "Echo") && kdbus_message_read(in, "u", &n) >= 0) {
                         r = kdbus_message_new_method_return(&out, in);
                         if (r >= 0)
@@ -670,7 +744,10 @@ int main(int argc, char **argv)
                 case 'r': root = optarg; break;
                 case 'd': daemon = optarg; break;
                 case 't': tsv = true; break;
-                case 'v': verbose = true; break;
+                case 'v':
+                        verbose = true;
+                        setenv("KDBUS_BENCH_TRACE", "1", 1);
+                        break;
                 case 'w': settle_ms = (unsigned int)strtoul(optarg, NULL, 10); break;
                 case 'S': return d1_service();
                 case 'h': usage(); return 0;

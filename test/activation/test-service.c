@@ -10,6 +10,8 @@
  * interface org.kdbus.Test: Echo(u) -> (u n, u pid); Quit() replies and
  * exits at once, leaving anything still queued to the kernel (which
  * moves it back to the activator). log= appends "pid start" lines.
+ * With $KDBUS_BENCH_TRACE set (bench/kdbus-bench-connect --verbose), prints
+ * "trace service STEP US" (CLOCK_MONOTONIC) at its start-up steps.
  */
 
 #define _GNU_SOURCE
@@ -25,12 +27,26 @@
 
 static bool quit;
 
+static void trace(const char *what)
+{
+        static int on = -1;
+        struct timespec ts;
+
+        if (on < 0)
+                on = getenv("KDBUS_BENCH_TRACE") != NULL;
+        if (!on)
+                return;
+        clock_gettime(CLOCK_MONOTONIC, &ts);
+        fprintf(stderr, "trace service %s %.0f\n", what, ts.tv_sec * 1e6 + ts.tv_nsec / 1e3);
+}
+
 static int on_call(struct kdbus_bus *bus, struct kdbus_message *m, void *userdata)
 {
         const char *member = kdbus_message_get_member(m);
         uint32_t n;
 
         (void)userdata;
+        trace(member);
         if (!strcmp(member, "Echo")) {
                 if (kdbus_message_read(m, "u", &n) < 0)
                         return -EINVAL;
@@ -51,6 +67,7 @@ int main(int argc, char **argv)
         const char *log = NULL;
         int r;
 
+        trace("main");
         if (argc < 3) {
                 fprintf(stderr, "usage: test-service BUS NAME [slow=MSEC] [daemon] [log=FILE]\n");
                 return 2;
@@ -94,10 +111,12 @@ int main(int argc, char **argv)
                 nanosleep(&ts, NULL);
         }
         r = kdbus_bus_open(&bus, argv[1]);
+        trace("hello");
         if (r < 0)
                 return 1;
         kdbus_bus_add_object(bus, NULL, "/t", on_call, NULL);
         r = kdbus_bus_request_name(bus, argv[2], KDBUS_NAME_FLAG_DO_NOT_QUEUE);
+        trace("name");
         if (r != KDBUS_REQUEST_NAME_PRIMARY_OWNER) {
                 fprintf(stderr, "test-service: cannot own %s (%d)\n", argv[2], r);
                 return 1;
