@@ -18,6 +18,7 @@
 #include <errno.h>
 #include <fcntl.h>
 #include <grp.h>
+#include <pthread.h>
 #include <pwd.h>
 #include <signal.h>
 #include <stdarg.h>
@@ -406,6 +407,39 @@ static char **build_env(struct launcher *l)
         return env;
 }
 
+/*
+ * @pw's supplementary groups (@ngroups set), or NULL without memory;
+ * without NSS (static binary) or /etc/group, only the primary group
+ */
+static gid_t *groups_of(const struct passwd *pw, int *ngroups)
+{
+        int n = 32;
+        gid_t *g = NULL;
+
+        for (int tries = 0; tries < 4; tries++) {
+                gid_t *ng = realloc(g, (size_t)n * sizeof(*g));
+                int want = n;
+
+                if (!ng)
+                        break;
+                g = ng;
+                if (getgrouplist(pw->pw_name, pw->pw_gid, g, &want) >= 0) {
+                        *ngroups = want;
+                        return g;
+                }
+                if (want <= n)
+                        break;
+                n = want;
+        }
+        if (!g)
+                g = malloc(sizeof(*g));
+        if (g) {
+                g[0] = pw->pw_gid;
+                *ngroups = 1;
+        }
+        return g;
+}
+
 static void child_report(int fd, int stage, int err)
 {
         int msg[2] = { stage, err };
@@ -415,15 +449,51 @@ static void child_report(int fd, int stage, int err)
         _exit(127);
 }
 
+/* what the vforked child needs, prepared by the parent (the child may not allocate) */
+struct spawn {
+        char **argv, **env;
+        gid_t *groups;          /* NULL: keep the credentials */
+        int ngroups;
+        uid_t uid;
+        gid_t gid;
+        int errfd;              /* write end of the error pipe */
+};
+
+static __attribute__((noreturn)) void spawn_child(const struct spawn *sp)
+{
+        sigset_t none;
+        int null;
+
+        for (int s = 1; s < NSIG; s++)
+                signal(s, SIG_DFL);
+        sigemptyset(&none);
+        sigprocmask(SIG_SETMASK, &none, NULL);
+        if (setsid() < 0)
+                child_report(sp->errfd, STAGE_SETUP, errno);
+        null = open("/dev/null", O_RDWR | O_CLOEXEC);
+        if (null < 0 || dup2(null, STDIN_FILENO) < 0)
+                child_report(sp->errfd, STAGE_SETUP, errno);
+        if (sp->groups && (setgroups((size_t)sp->ngroups, sp->groups) < 0 ||
+                           setresgid(sp->gid, sp->gid, sp->gid) < 0 ||
+                           setresuid(sp->uid, sp->uid, sp->uid) < 0))
+                child_report(sp->errfd, STAGE_SETUP, errno);
+        execve(sp->argv[0], sp->argv, sp->env);
+        child_report(sp->errfd, STAGE_EXEC, errno);
+        _exit(127);
+}
+
 static int activation_start(struct activation *a)
 {
         struct launcher *l = a->l;
         char starter[2][600];
         struct epoll_event ev;
         struct passwd *pw = NULL;
+        struct spawn sp = { 0 };
+        sigset_t all, saved;
+        bool setuser;
         struct child *c;
         char **env;
-        int pipefd[2], pidfd;
+        int pipefd[2], pidfd, err;
         size_t k;
         pid_t pid;
 
@@ -437,11 +507,19 @@ static int activation_start(struct activation *a)
         snprintf(starter[0], sizeof(starter[0]), "DBUS_STARTER_ADDRESS=%s", l->starter_address);
         snprintf(starter[1], sizeof(starter[1]), "DBUS_STARTER_BUS_TYPE=%s",
                  l->type == SERVICE_BUS_SYSTEM ? "system" : "session");
+        setuser = pw && (getuid() != pw->pw_uid || geteuid() != pw->pw_uid);
+        if (setuser) {
+                sp.groups = groups_of(pw, &sp.ngroups);
+                sp.uid = pw->pw_uid;
+                sp.gid = pw->pw_gid;
+        }
         env = build_env(l);
         c = calloc(1, sizeof(*c));
-        if (!env || !c || pipe2(pipefd, O_CLOEXEC) < 0) {
+        if (!env || !c || (setuser && !sp.groups) ||
+            pipe2(pipefd, O_CLOEXEC) < 0) {
                 free(env);
                 free(c);
+                free(sp.groups);
                 activation_fail(a, ERR_PREFIX "Spawn.Failed", strerror(errno ?: ENOMEM));
                 return -ENOMEM;
         }
@@ -450,39 +528,33 @@ static int activation_start(struct activation *a)
         env[k++] = starter[0];
         env[k] = starter[1];
 
-        pid = fork();
+        /*
+         * vfork: no copy of the launcher's page tables and no copy-on-write
+         * faults on either side before the exec (the parent waits until the
+         * exec or the child's _exit). The child only makes system calls on
+         * data prepared above; every signal stays blocked until its handlers
+         * are reset (its dispositions are its own, no CLONE_SIGHAND).
+         */
+        sp.argv = a->argv;
+        sp.env = env;
+        sp.errfd = pipefd[1];
+        sigfillset(&all);
+        pthread_sigmask(SIG_SETMASK, &all, &saved);
+        pid = vfork();
         if (pid == 0) {
-                sigset_t all;
-                int null;
-
                 close(pipefd[0]);
-                for (int s = 1; s < NSIG; s++)
-                        signal(s, SIG_DFL);
-                sigemptyset(&all);
-                sigprocmask(SIG_SETMASK, &all, NULL);
-                if (setsid() < 0)
-                        child_report(pipefd[1], STAGE_SETUP, errno);
-                null = open("/dev/null", O_RDWR | O_CLOEXEC);
-                if (null < 0 || dup2(null, STDIN_FILENO) < 0)
-                        child_report(pipefd[1], STAGE_SETUP, errno);
-                if (pw && (getuid() != pw->pw_uid || geteuid() != pw->pw_uid)) {
-                        /* without NSS (static binary), only the primary group */
-                        if ((initgroups(pw->pw_name, pw->pw_gid) < 0 &&
-                             setgroups(1, &pw->pw_gid) < 0) ||
-                            setresgid(pw->pw_gid, pw->pw_gid, pw->pw_gid) < 0 ||
-                            setresuid(pw->pw_uid, pw->pw_uid, pw->pw_uid) < 0)
-                                child_report(pipefd[1], STAGE_SETUP, errno);
-                }
-                execve(a->argv[0], a->argv, env);
-                child_report(pipefd[1], STAGE_EXEC, errno);
+                spawn_child(&sp);
         }
+        err = errno;
+        pthread_sigmask(SIG_SETMASK, &saved, NULL);
+        free(sp.groups);
         free(env);
         close(pipefd[1]);
         if (pid < 0) {
                 close(pipefd[0]);
                 free(c);
-                activation_fail(a, ERR_PREFIX "Spawn.ForkFailed", strerror(errno));
-                return -errno;
+                activation_fail(a, ERR_PREFIX "Spawn.ForkFailed", strerror(err));
+                return -err;
         }
         pidfd = syscall(SYS_pidfd_open, pid, 0);
         c->src = (struct source){ SRC_CHILD, c };
