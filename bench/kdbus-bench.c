@@ -357,13 +357,13 @@ static int kdbus_recv(const struct kconn *c, struct kdbus_msg_info *info)
 	return 0;
 }
 
-static int kdbus_wait_readable(const struct kconn *c)
+static int kdbus_wait_readable(const struct kconn *c, int timeout_ms)
 {
 	struct pollfd p = { .fd = c->fd, .events = POLLIN };
 	int r;
 
 	do {
-		r = poll(&p, 1, BENCH_IO_TIMEOUT_MS);
+		r = poll(&p, 1, timeout_ms);
 	} while (r < 0 && errno == EINTR);
 	if (r < 0)
 		return -errno;
@@ -440,13 +440,18 @@ static void kdbus_service(const char *bus, int ready_fd)
 		const uint8_t *data;
 		u64 len, src, cookie, flags;
 
+		/*
+		 * Wait first, then receive, as a service blocked in poll()
+		 * does: one RECV per message, none that finds the queue
+		 * empty. No timeout, as the UDS service's blocking read():
+		 * a service whose client died is killed (PR_SET_PDEATHSIG).
+		 */
+		err = kdbus_wait_readable(&c, -1);
+		if (err)
+			die("service: poll: %s", strerror(-err));
 		err = kdbus_recv(&c, &info);
-		if (err == -EAGAIN) {
-			err = kdbus_wait_readable(&c);
-			if (err)
-				die("service: poll: %s", strerror(-err));
+		if (err == -EAGAIN)
 			continue;
-		}
 		if (err)
 			die("service: RECV: %s", strerror(-err));
 		m = kmsg_parse(&c, &info, &data, &len);
@@ -548,7 +553,7 @@ static int kdbus_call_async(void *ctx, u64 seq)
 		die("client: SEND (%llu bytes): %s", k->size,
 		    strerror(-err));
 	for (;;) {
-		err = kdbus_wait_readable(&k->client);
+		err = kdbus_wait_readable(&k->client, BENCH_IO_TIMEOUT_MS);
 		if (err)
 			die("client: poll for reply: %s", strerror(-err));
 		err = kdbus_recv(&k->client, &info);

@@ -222,46 +222,79 @@ int kdbus_gaps_install(struct kdbus_gaps *gaps,
 	return 0;
 }
 
+/*
+ * One allocation for the staging object and the header: a message costs
+ * as few allocations as possible. Metadata objects are created only when
+ * a receiver wants an item (kdbus_staging_meta()).
+ */
 static struct kdbus_staging *kdbus_staging_alloc(struct kdbus_bus *bus,
 						 size_t msg_size)
 {
 	struct kdbus_staging *staging;
 
-	staging = kzalloc(sizeof(*staging), GFP_KERNEL_ACCOUNT);
+	staging = kzalloc(struct_size(staging, msg_buf, msg_size),
+			  GFP_KERNEL_ACCOUNT);
 	if (!staging)
 		return ERR_PTR(-ENOMEM);
 
-	staging->msg = kzalloc(msg_size, GFP_KERNEL_ACCOUNT);
-	if (!staging->msg) {
-		kfree(staging);
-		return ERR_PTR(-ENOMEM);
-	}
-
-	staging->meta_conn = kdbus_meta_conn_new();
-	if (IS_ERR(staging->meta_conn)) {
-		kfree(staging->msg);
-		kfree(staging);
-		return ERR_PTR(-ENOMEM);
-	}
 	kdbus_stats_live(KDBUS_STAT_LIVE_MESSAGES, 1);
-
+	staging->msg = (struct kdbus_msg *)staging->msg_buf;
 	staging->bus = kdbus_bus_ref(bus);
 	staging->msg_size = msg_size;
+	staging->seq = atomic64_inc_return(&bus->last_message_id);
 	INIT_LIST_HEAD(&staging->notify_entry);
 	return staging;
 }
 
-static void kdbus_staging_stamp(struct kdbus_staging *staging)
+/*
+ * The message's timestamp, read when it is first needed (a TIMESTAMP
+ * item, the deadline check of a synchronous call) and then kept, so all
+ * receivers see the same instant. Messages nobody stamps read no clock:
+ * on some machines a clocksource read is the dearest part of a SEND.
+ */
+static u64 kdbus_staging_now(struct kdbus_staging *staging)
 {
-	ktime_t now = ktime_get();
+	ktime_t now;
 
-	staging->seq = atomic64_inc_return(&staging->bus->last_message_id);
-	/*
-	 * One clock read: realtime is derived from the same instant (a
-	 * clocksource read is the dearest part of a stamp on some machines).
-	 */
-	staging->ts_monotonic = ktime_to_ns(now);
-	staging->ts_realtime = ktime_to_ns(ktime_mono_to_real(now));
+	if (!staging->stamped) {
+		now = ktime_get();
+		/* realtime is derived from the same instant: one read */
+		staging->ts_monotonic = ktime_to_ns(now);
+		staging->ts_realtime = ktime_to_ns(ktime_mono_to_real(now));
+		staging->stamped = true;
+	}
+	return staging->ts_monotonic;
+}
+
+/*
+ * Create the metadata objects @mask needs, once per message: connection
+ * data (timestamp, names, description) for every message, task data only
+ * for a sender with its own identity (a faked one reveals none,
+ * kdbus.connection(7)). Runs in the sender's context, where the task data
+ * is then collected.
+ */
+static int kdbus_staging_meta_objects(struct kdbus_staging *staging,
+				      u64 mask)
+{
+	struct kdbus_meta_proc *mp;
+	struct kdbus_meta_conn *mc;
+
+	if ((mask & KDBUS_META_CONN_ITEMS) && !staging->meta_conn) {
+		mc = kdbus_meta_conn_new();
+		if (IS_ERR(mc))
+			return PTR_ERR(mc);
+		staging->meta_conn = mc;
+	}
+
+	if ((mask & KDBUS_META_PROC_ITEMS) && !staging->meta_proc &&
+	    !staging->kernel && !staging->src->fake) {
+		mp = kdbus_meta_proc_new();
+		if (IS_ERR(mp))
+			return PTR_ERR(mp);
+		staging->meta_proc = mp;
+	}
+
+	return 0;
 }
 
 /**
@@ -302,8 +335,6 @@ struct kdbus_staging *kdbus_staging_new_kernel(struct kdbus_bus *bus,
 	staging->msg->cookie_reply = cookie_reply;
 	staging->msg->items[0].size = KDBUS_ITEM_HEADER_SIZE + it_size;
 	staging->msg->items[0].type = it_type;
-
-	kdbus_staging_stamp(staging);
 	return staging;
 }
 
@@ -628,16 +659,6 @@ struct kdbus_staging *kdbus_staging_new_user(struct kdbus_bus *bus,
 	staging->msg->src_id = src->id;
 	staging->src = src;
 
-	/* a faked identity reveals no task data at all (kdbus.connection(7)) */
-	if (!src->fake) {
-		staging->meta_proc = kdbus_meta_proc_new();
-		if (IS_ERR(staging->meta_proc)) {
-			ret = PTR_ERR(staging->meta_proc);
-			staging->meta_proc = NULL;
-			goto error;
-		}
-	}
-
 	if (n_parts > ARRAY_SIZE(staging->inline_parts)) {
 		staging->parts = kcalloc(n_parts, sizeof(*staging->parts),
 					 GFP_KERNEL_ACCOUNT);
@@ -740,14 +761,15 @@ struct kdbus_staging *kdbus_staging_new_user(struct kdbus_bus *bus,
 	 * read it now, before any lock, if a receiver on the bus may want
 	 * it (kdbus_staging_emit_meta() never reads it under the locks).
 	 */
-	if (staging->meta_proc && atomic_read(&bus->cmdline_receivers)) {
-		ret = kdbus_meta_proc_collect(staging->meta_proc,
-					      KDBUS_ATTACH_CMDLINE);
+	if (!src->fake && atomic_read(&bus->cmdline_receivers)) {
+		ret = kdbus_staging_meta_objects(staging, KDBUS_ATTACH_CMDLINE);
+		if (ret == 0)
+			ret = kdbus_meta_proc_collect(staging->meta_proc,
+						      KDBUS_ATTACH_CMDLINE);
 		if (ret < 0)
 			goto error;
 	}
 
-	kdbus_staging_stamp(staging);
 	return staging;
 
 error:
@@ -780,7 +802,6 @@ struct kdbus_staging *kdbus_staging_free(struct kdbus_staging *staging)
 	}
 	if (staging->parts != staging->inline_parts)
 		kfree(staging->parts);
-	kfree(staging->msg);
 	kfree(staging);
 	kdbus_stats_live(KDBUS_STAT_LIVE_MESSAGES, -1);
 	return NULL;
@@ -798,8 +819,6 @@ static int kdbus_staging_meta(struct kdbus_staging *staging,
 {
 	struct kdbus_timestamp ts = {
 		.seqnum = staging->seq,
-		.monotonic_ns = staging->ts_monotonic,
-		.realtime_ns = staging->ts_realtime,
 	};
 	u64 mask;
 	int ret;
@@ -813,6 +832,18 @@ static int kdbus_staging_meta(struct kdbus_staging *staging,
 		mask = KDBUS_ATTACH_TIMESTAMP;
 	else
 		mask = kdbus_meta_msg_mask(staging->src, dst);
+	if (!mask)
+		goto exit;
+
+	ret = kdbus_staging_meta_objects(staging, mask);
+	if (ret < 0)
+		return ret;
+
+	if (mask & KDBUS_ATTACH_TIMESTAMP) {
+		kdbus_staging_now(staging);
+		ts.monotonic_ns = staging->ts_monotonic;
+		ts.realtime_ns = staging->ts_realtime;
+	}
 
 	/* the command line, if wanted, was read before any lock was taken */
 	ret = kdbus_meta_proc_collect(staging->meta_proc,
@@ -831,6 +862,7 @@ static int kdbus_staging_meta(struct kdbus_staging *staging,
 	if (ret < 0)
 		return ret;
 
+exit:
 	staging->meta_dst = dst;
 	return 0;
 }
@@ -1391,9 +1423,64 @@ static bool kdbus_msg_may_talk(struct kdbus_conn *src, struct kdbus_conn *dst)
 }
 
 /*
- * Wait for the answer to a synchronous call, kdbus.message(7)
- * (poll_initwait() on the connection's wait queue and the cancel fd,
- * absolute CLOCK_MONOTONIC deadline).
+ * Whether the wait for a synchronous call's answer is over, and with what
+ * result (kdbus.message(7)).
+ */
+static bool kdbus_msg_wait_done(struct kdbus_conn *conn,
+				struct file *cancel_fd,
+				struct kdbus_reply *reply, int *ret)
+{
+	bool waiting;
+
+	if (!kdbus_conn_active(conn)) {
+		*ret = -ECONNRESET;
+		return true;
+	}
+
+	mutex_lock(&conn->lock);
+	waiting = reply->waiting;
+	*ret = reply->err;
+	mutex_unlock(&conn->lock);
+	if (!waiting)
+		return true;
+
+	if (cancel_fd && (vfs_poll(cancel_fd, NULL) & EPOLLIN)) {
+		*ret = -ECANCELED;
+		return true;
+	}
+
+	if (signal_pending(current)) {
+		*ret = -EINTR;
+		return true;
+	}
+
+	return false;
+}
+
+/*
+ * Sleep until the answer, a disconnect, a signal or the deadline. The
+ * wait entry removes itself when woken (autoremove_wake_function()), so
+ * the woken caller does not take the wait queue's lock again, which its
+ * waker may still hold. Returns 0 on timeout.
+ */
+static int kdbus_msg_wait_sleep(struct kdbus_conn *conn,
+				struct kdbus_reply *reply, ktime_t *expire)
+{
+	DEFINE_WAIT(wait);
+	int r = 1;
+
+	prepare_to_wait(&conn->wait, &wait, TASK_INTERRUPTIBLE);
+	/* re-checked after queueing: an answer since the check woke us */
+	if (READ_ONCE(reply->waiting) && kdbus_conn_active(conn))
+		r = schedule_hrtimeout_range(expire, 0, HRTIMER_MODE_ABS);
+	finish_wait(&conn->wait, &wait);
+	return r;
+}
+
+/*
+ * Wait for the answer to a synchronous call, kdbus.message(7), until the
+ * absolute CLOCK_MONOTONIC deadline. With a cancel fd, both wait queues
+ * are watched through a poll table.
  */
 static int kdbus_msg_wait_reply(struct kdbus_conn *conn,
 				struct kdbus_cmd_send *cmd, struct file *f,
@@ -1407,34 +1494,21 @@ static int kdbus_msg_wait_reply(struct kdbus_conn *conn,
 
 	expire = ns_to_ktime(min_t(u64, reply->deadline_ns, KTIME_MAX));
 
+	if (!cancel_fd) {
+		while (!kdbus_msg_wait_done(conn, NULL, reply, &ret)) {
+			if (!kdbus_msg_wait_sleep(conn, reply, &expire)) {
+				ret = -ETIMEDOUT;
+				break;
+			}
+		}
+		goto exit_done;
+	}
+
 	poll_initwait(&pwq);
 	poll_wait(f, &conn->wait, &pwq.pt);
-	if (cancel_fd)
-		vfs_poll(cancel_fd, &pwq.pt);
+	vfs_poll(cancel_fd, &pwq.pt);
 
-	for (;;) {
-		if (!kdbus_conn_active(conn)) {
-			ret = -ECONNRESET;
-			break;
-		}
-
-		mutex_lock(&conn->lock);
-		r = reply->waiting;
-		ret = reply->err;
-		mutex_unlock(&conn->lock);
-		if (!r)
-			break;
-
-		if (cancel_fd && (vfs_poll(cancel_fd, NULL) & EPOLLIN)) {
-			ret = -ECANCELED;
-			break;
-		}
-
-		if (signal_pending(current)) {
-			ret = -EINTR;
-			break;
-		}
-
+	while (!kdbus_msg_wait_done(conn, cancel_fd, reply, &ret)) {
 		set_current_state(TASK_INTERRUPTIBLE);
 		r = 1;
 		if (!pwq.triggered)
@@ -1452,6 +1526,7 @@ static int kdbus_msg_wait_reply(struct kdbus_conn *conn,
 
 	poll_freewait(&pwq);
 
+exit_done:
 	mutex_lock(&conn->lock);
 
 	if (ret == -EINTR && reply->waiting) {
@@ -1481,7 +1556,7 @@ static int kdbus_msg_wait_reply(struct kdbus_conn *conn,
 		ret = reply->err;
 	}
 
-	reply->waiting = false;
+	WRITE_ONCE(reply->waiting, false);
 	kdbus_reply_unlink(reply);
 	mutex_unlock(&conn->lock);
 
@@ -1573,8 +1648,7 @@ static int kdbus_msg_route(struct kdbus_conn *src, struct kdbus_cmd_send *cmd,
 			return ret;
 		}
 
-		/* the stamp was taken just now, at staging */
-		if (msg->timeout_ns <= staging->ts_monotonic)
+		if (msg->timeout_ns <= kdbus_staging_now(staging))
 			return -ETIMEDOUT;
 	}
 

@@ -66,13 +66,16 @@ struct kdbus_gaps {
  * @seq:		bus sequence number
  * @ts_monotonic:	CLOCK_MONOTONIC timestamp of the message
  * @ts_realtime:	CLOCK_REALTIME timestamp of the message
+ * @stamped:		the timestamps were read (on first need)
  * @kernel:		kernel notification (TIMESTAMP always attached)
  * @charge:		kernel notifications: the user whose action caused
  *			it, charged in each receiver's quota (reference),
  *			or NULL
  * @meta_proc:		task metadata of the sender, collected as receivers
- *			ask; NULL for kernel notifications and faked senders
- * @meta_conn:		connection metadata of the sender and the timestamp
+ *			ask; NULL for kernel notifications and faked senders,
+ *			and until a receiver wants task data
+ * @meta_conn:		connection metadata of the sender and the timestamp,
+ *			NULL until a receiver wants such an item
  * @meta_dst:		receiver @meta_items was rendered for, or NULL
  * @meta_items:		metadata items rendered for @meta_dst, or NULL
  * @meta_size:		size of @meta_items (every item padded)
@@ -87,6 +90,7 @@ struct kdbus_gaps {
  * @inline_parts:	@parts of a message with few parts (no allocation)
  * @inline_pages:	@pages of a small payload (no allocation)
  * @inline_bvecs:	@bvecs of a small payload (no allocation)
+ * @msg_buf:		storage of @msg, allocated with the object
  *
  * A staging object is owned by the thread that created it and is never
  * shared; it only lives for the duration of one command.
@@ -111,6 +115,7 @@ struct kdbus_staging {
 	u64 seq;
 	u64 ts_monotonic;
 	u64 ts_realtime;
+	bool stamped;
 	bool kernel;
 	struct kdbus_user *charge;
 	struct kdbus_meta_proc *meta_proc;
@@ -128,6 +133,7 @@ struct kdbus_staging {
 	struct iovec inline_parts[KDBUS_STAGING_INLINE_PARTS];
 	struct page *inline_pages[KDBUS_STAGING_INLINE_PAGES];
 	struct bio_vec inline_bvecs[KDBUS_STAGING_INLINE_PAGES];
+	u64 msg_buf[];		/* the header, staging->msg */
 };
 
 struct kdbus_gaps *kdbus_gaps_ref(struct kdbus_gaps *gaps);

@@ -220,7 +220,7 @@ bool kdbus_sync_reply_complete(struct kdbus_reply *r, int err)
 		return false;
 
 	r->err = err;
-	r->waiting = false;
+	WRITE_ONCE(r->waiting, false);
 	return true;
 }
 

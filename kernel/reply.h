@@ -34,8 +34,9 @@ struct work_struct;
  * @err:		synchronous calls: result for the waiter
  *			(reply_dst->lock)
  * @sync:		synchronous call (invariant)
- * @waiting:		synchronous calls: not yet completed
- *			(reply_dst->lock)
+ * @waiting:		synchronous calls: not yet completed (written under
+ *			reply_dst->lock; the waiter re-reads it without the
+ *			lock before sleeping, so not a bitfield)
  * @interrupted:	synchronous calls: the waiter was interrupted by a
  *			signal and may resume (reply_dst->lock)
  * @linked:		@entry is linked (reply_dst->lock)
@@ -51,8 +52,8 @@ struct kdbus_reply {
 	u64 name_id;
 	u64 deadline_ns;
 	int err;
+	bool waiting;
 	bool sync:1;
-	bool waiting:1;
 	bool interrupted:1;
 	bool linked:1;
 };
