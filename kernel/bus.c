@@ -13,17 +13,27 @@
  *    them (and change the match index, match.c).
  *  - bus->notify_lock and bus->notify_flush_lock: see notify.c; the name
  *    registry has its own lock (names.c).
+ *  - kdbus_buses_lock (a mutex) protects the module-wide list kdbus_buses
+ *    (bus->bus_entry) of buses not yet released. A bus is on it from the
+ *    end of kdbus_bus_new() until its release; kdbus_buses_show() holds
+ *    the lock while it prints, so no bus on the list can be freed under
+ *    it. Only seq_file buffers are written under it, no user memory.
+ *  - bus->queued_messages is a percpu_counter (no lock of ours).
  *  - Nesting (global order): domain->lock is a leaf; ep->lock ->
  *    bus->conn_rwlock -> conn->lock -> pool->lock; notify_flush_lock ->
- *    name_registry->rwlock -> bus->conn_rwlock.
+ *    name_registry->rwlock -> bus->conn_rwlock; kdbus_buses_lock ->
+ *    bus->conn_rwlock.
  */
 
 #include <linux/cred.h>
 #include <linux/fs.h>
 #include <linux/hashtable.h>
 #include <linux/kernel.h>
+#include <linux/kdev_t.h>
+#include <linux/mutex.h>
 #include <linux/random.h>
 #include <linux/sched.h>
+#include <linux/seq_file.h>
 #include <linux/slab.h>
 #include <linux/uaccess.h>
 #include <linux/uuid.h>
@@ -42,12 +52,30 @@
 #include "pool.h"
 #include "util.h"
 
+/* live buses of all domains, for /sys/kernel/debug/kdbus/buses */
+static LIST_HEAD(kdbus_buses);
+static DEFINE_MUTEX(kdbus_buses_lock);
+
+static void kdbus_buses_unlink(struct kdbus_bus *bus)
+{
+	mutex_lock(&kdbus_buses_lock);
+	list_del_init(&bus->bus_entry);
+	mutex_unlock(&kdbus_buses_lock);
+}
+
 static void kdbus_bus_free(struct kdbus_node *node)
 {
 	struct kdbus_bus *bus = container_of(node, struct kdbus_bus, node);
 
+	/* only a bus that failed before its release is still listed */
+	if (!list_empty(&bus->bus_entry))
+		kdbus_buses_unlink(bus);
+
 	WARN_ON(!list_empty(&bus->monitors_list));
 	WARN_ON(!hash_empty(bus->conn_hash));
+	/* every queue entry pins its connection, hence the bus */
+	WARN_ON(percpu_counter_sum(&bus->queued_messages) != 0);
+	percpu_counter_destroy(&bus->queued_messages);
 
 	kdbus_match_index_free(&bus->match_index);
 
@@ -64,6 +92,8 @@ static void kdbus_bus_free(struct kdbus_node *node)
 static void kdbus_bus_release(struct kdbus_node *node, bool was_active)
 {
 	struct kdbus_bus *bus = container_of(node, struct kdbus_bus, node);
+
+	kdbus_buses_unlink(bus);
 
 	/* the bus count was only charged for an activated bus */
 	if (was_active)
@@ -97,9 +127,17 @@ static struct kdbus_bus *kdbus_bus_new(struct kdbus_domain *domain,
 	if (!b)
 		return ERR_PTR(-ENOMEM);
 
+	ret = percpu_counter_init(&b->queued_messages, 0, GFP_KERNEL_ACCOUNT);
+	if (ret < 0) {
+		kfree(b);
+		return ERR_PTR(ret);
+	}
+	INIT_LIST_HEAD(&b->bus_entry);
+
 	b->name_registry = kdbus_name_registry_new();
 	if (IS_ERR(b->name_registry)) {
 		ret = PTR_ERR(b->name_registry);
+		percpu_counter_destroy(&b->queued_messages);
 		kfree(b);
 		return ERR_PTR(ret);
 	}
@@ -159,6 +197,11 @@ static struct kdbus_bus *kdbus_bus_new(struct kdbus_domain *domain,
 	ret = kdbus_meta_proc_collect(b->creator_meta, KDBUS_META_PROC_ITEMS);
 	if (ret < 0)
 		goto exit_unref;
+
+	/* kdbus_bus_release() unlinks it, also if it is never activated */
+	mutex_lock(&kdbus_buses_lock);
+	list_add_tail(&b->bus_entry, &kdbus_buses);
+	mutex_unlock(&kdbus_buses_lock);
 
 	return b;
 
@@ -404,4 +447,45 @@ exit:
 	kfree(meta_items);
 	kfree(name_item);
 	return kdbus_args_clear(&args, ret);
+}
+
+/**
+ * kdbus_buses_show() - print the live buses of all domains
+ * @m:		seq_file of /sys/kernel/debug/kdbus/buses
+ * @unused:	unused
+ *
+ * One line per active bus: "dev MAJOR:MINOR ino INODE name NAME" naming the
+ * bus as stat(2) on its directory does (the device number of the domain's
+ * superblock, the inode number of the bus directory) plus its name, then
+ * "connections N" (every connection on the bus: ordinary ones, activators,
+ * policy holders and monitors) and "queued_messages N" (messages waiting
+ * in the queues of those connections).
+ *
+ * Return: 0.
+ */
+int kdbus_buses_show(struct seq_file *m, void *unused)
+{
+	struct kdbus_conn *conn;
+	struct kdbus_bus *bus;
+	unsigned int i, n_conns;
+
+	mutex_lock(&kdbus_buses_lock);
+	list_for_each_entry(bus, &kdbus_buses, bus_entry) {
+		if (!kdbus_node_is_active(&bus->node))
+			continue;
+
+		n_conns = 0;
+		down_read(&bus->conn_rwlock);
+		hash_for_each(bus->conn_hash, i, conn, hentry)
+			n_conns++;
+		up_read(&bus->conn_rwlock);
+
+		seq_printf(m, "dev %u:%u ino %u name %s connections %u queued_messages %lld\n",
+			   MAJOR(bus->domain->dev), MINOR(bus->domain->dev),
+			   bus->node.id, bus->node.name, n_conns,
+			   percpu_counter_sum(&bus->queued_messages));
+	}
+	mutex_unlock(&kdbus_buses_lock);
+
+	return 0;
 }

@@ -10,6 +10,7 @@
 #include <linux/hashtable.h>
 #include <linux/list.h>
 #include <linux/mutex.h>
+#include <linux/percpu_counter.h>
 #include <linux/rwsem.h>
 #include <linux/spinlock.h>
 #include <uapi/linux/kdbus.h>
@@ -23,6 +24,7 @@ struct kdbus_domain;
 struct kdbus_meta_proc;
 struct kdbus_name_registry;
 struct kdbus_user;
+struct seq_file;
 
 /**
  * struct kdbus_bus - bus in a domain
@@ -53,6 +55,10 @@ struct kdbus_user;
  * @cmdline_receivers:	Connections whose attach_flags_recv include
  *			KDBUS_ATTACH_CMDLINE (atomic): senders read their
  *			command line before taking any lock only if non-zero
+ * @bus_entry:		Entry in the module-wide list of live buses
+ *			(kdbus_buses_lock, bus.c)
+ * @queued_messages:	Queue entries linked into the queues of this bus's
+ *			connections, activators' included (queue.c)
  */
 struct kdbus_bus {
 	struct kdbus_node node;
@@ -80,6 +86,9 @@ struct kdbus_bus {
 	struct list_head notify_list;
 	struct mutex notify_flush_lock; /* serialises flushes */
 	atomic_t cmdline_receivers;
+
+	struct list_head bus_entry;
+	struct percpu_counter queued_messages;
 };
 
 #define kdbus_bus_from_node(_node) \
@@ -93,5 +102,20 @@ struct kdbus_conn *kdbus_bus_find_conn_by_id(struct kdbus_bus *bus, u64 id);
 struct kdbus_bus *kdbus_cmd_bus_make(struct kdbus_domain *domain,
 				     void __user *argp);
 int kdbus_cmd_bus_creator_info(struct kdbus_conn *conn, void __user *argp);
+
+/**
+ * kdbus_bus_count_queued() - count entries linked into or out of a queue
+ * @bus:	bus of the receiving connection
+ * @delta:	1 when an entry is linked, -1 when one is unlinked
+ *
+ * A large batch keeps every change on the local CPU: the count is read
+ * only by the debugfs file "buses", which sums it exactly.
+ */
+static inline void kdbus_bus_count_queued(struct kdbus_bus *bus, s32 delta)
+{
+	percpu_counter_add_batch(&bus->queued_messages, delta, S32_MAX);
+}
+
+int kdbus_buses_show(struct seq_file *m, void *unused);
 
 #endif

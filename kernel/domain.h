@@ -21,6 +21,8 @@
  * @node:		Underlying API node (root directory of the mount)
  * @lock:		Protects @user_idr and @user_hash
  * @last_id:		Last used ID, shared by buses and connections (atomic)
+ * @dev:		Device number of the superblock (invariant once mounted;
+ *			names the domain in /sys/kernel/debug/kdbus/buses)
  * @user_namespace:	User namespace of the mounting task, pinned
  *			(invariant)
  * @user_idr:		Map of all users; small numbers for quota lookup
@@ -30,6 +32,7 @@ struct kdbus_domain {
 	struct kdbus_node node;
 	struct mutex lock; /* user_idr, user_hash */
 	atomic64_t last_id;
+	dev_t dev;
 	struct user_namespace *user_namespace;
 	struct idr user_idr;
 	DECLARE_HASHTABLE(user_hash, 6);

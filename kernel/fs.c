@@ -229,6 +229,7 @@ static int fs_super_fill(struct super_block *sb, struct fs_context *fc)
 	sb->s_op = &fs_super_sops;
 	sb->s_time_gran = 1;
 	sb->s_d_op = &fs_super_dops;
+	domain->dev = sb->s_dev;
 
 	inode = fs_inode_get(sb, &domain->node);
 	if (IS_ERR(inode))

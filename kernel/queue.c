@@ -14,14 +14,19 @@
  *    both connection locks, taken through kdbus_conn_lock2().
  *  - Entries that are neither linked nor charged belong to their holder and
  *    may be freed without any lock.
+ *  - Linking and unlinking an entry changes the queued_messages count of
+ *    the receiver's bus (a percpu_counter, no lock); moving an entry keeps
+ *    it on the same bus.
  */
 
 #include <linux/list.h>
 #include <linux/rbtree.h>
 #include <linux/slab.h>
 
+#include "bus.h"
 #include "connection.h"
 #include "domain.h"
+#include "endpoint.h"
 #include "item.h"
 #include "limits.h"
 #include "message.h"
@@ -219,6 +224,7 @@ static void kdbus_queue_entry_link(struct kdbus_queue_entry *entry)
 
 prio_done:
 	list_add_tail(&entry->entry, &queue->msg_list);
+	kdbus_bus_count_queued(entry->conn->ep->bus, 1);
 }
 
 /**
@@ -277,6 +283,7 @@ void kdbus_queue_entry_unlink(struct kdbus_queue_entry *entry)
 
 		RB_CLEAR_NODE(&entry->prio_node);
 		INIT_LIST_HEAD(&entry->prio_entry);
+		kdbus_bus_count_queued(entry->conn->ep->bus, -1);
 	}
 
 	if (entry->charged) {

@@ -5,7 +5,8 @@
  * receiver's pool, a memfd payload not at all; and gauges of the live
  * objects of each kind, so that a test can see them back at its baseline.
  * They are exposed read-only as /sys/kernel/debug/kdbus/stats, one
- * "name value" line per counter.
+ * "name value" line per counter; the live buses with their connections
+ * and queued messages as /sys/kernel/debug/kdbus/buses (bus.c).
  * Without debugfs the counters still run and nothing is exposed.
  *
  * Locking: the counters are percpu_counters; adds touch only the local
@@ -22,6 +23,7 @@
 #include <linux/percpu_counter.h>
 #include <linux/seq_file.h>
 
+#include "bus.h"
 #include "stats.h"
 
 static const char * const kdbus_stat_names[KDBUS_STAT_MAX] = {
@@ -82,9 +84,10 @@ static int kdbus_stats_show(struct seq_file *m, void *unused)
 	return 0;
 }
 DEFINE_SHOW_ATTRIBUTE(kdbus_stats);
+DEFINE_SHOW_ATTRIBUTE(kdbus_buses);
 
 /**
- * kdbus_stats_init() - set up the counters and their debugfs file
+ * kdbus_stats_init() - set up the counters and their debugfs files
  *
  * A missing debugfs (not built, or locked down) is not an error: the
  * module works without the file.
@@ -106,6 +109,8 @@ int kdbus_stats_init(void)
 	kdbus_stats_dir = debugfs_create_dir(KBUILD_MODNAME, NULL);
 	debugfs_create_file("stats", 0444, kdbus_stats_dir, NULL,
 			    &kdbus_stats_fops);
+	debugfs_create_file("buses", 0444, kdbus_stats_dir, NULL,
+			    &kdbus_buses_fops);
 	return 0;
 
 exit_destroy:
@@ -115,7 +120,7 @@ exit_destroy:
 }
 
 /**
- * kdbus_stats_exit() - remove the debugfs file and free the counters
+ * kdbus_stats_exit() - remove the debugfs files and free the counters
  *
  * Context: no copies may run any more (all kdbus files are closed).
  */

@@ -18,6 +18,8 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/stat.h>
+#include <sys/sysmacros.h>
 #include <sys/time.h>
 #include <sys/wait.h>
 #include <time.h>
@@ -37,6 +39,9 @@ enum {
 };
 
 #define ARRAY_SIZE(a)           (sizeof(a) / sizeof((a)[0]))
+
+#define KDBUS_DEBUGFS_BUSES     "/sys/kernel/debug/kdbus/buses"
+#define KDBUS_DEBUGFS_STATS     "/sys/kernel/debug/kdbus/stats"
 
 #define PCAP_LINKTYPE_DBUS      231
 #define PCAP_SNAPLEN            134217728u
@@ -59,7 +64,10 @@ static void help(void)
                "Commands:\n"
                "  list                         List connections and names\n"
                "  status                       Every bus: connections, names, activatable names\n"
-               "                               and their states, the kernel's counters\n"
+               "                               and their states, queued messages; the kernel's\n"
+               "                               counters\n"
+               "  status BUS                   The same for one bus (a directory below --root,\n"
+               "                               e.g. 0-system)\n"
                "  status NAME|ID               Show everything known about a peer\n"
                "  call DEST PATH IFACE METHOD [SIGNATURE [ARGS...]]\n"
                "                               Call a method and print the reply\n"
@@ -793,6 +801,57 @@ static const char *launcher_state_of(const char *bus_dir, const char *name, char
         return state;
 }
 
+/*
+ * The messages queued on the bus in directory bus_dir below --root, from
+ * the kernel's debugfs file (one line per live bus, named by the device
+ * and inode numbers of its directory, which stat(2) matches even when two
+ * kdbusfs mounts have a bus of the same name): 0 and *n on success,
+ * -errno if the file or the bus's line is missing.
+ */
+static int queued_messages_of(const char *bus_dir, unsigned long long *n)
+{
+        unsigned long long ino, conns, queued;
+        unsigned int maj, min;
+        char path[600], line[512], name[256];
+        struct stat st;
+        int r = -ESRCH;
+        FILE *f;
+
+        snprintf(path, sizeof(path), "%s/%s", arg_root, bus_dir);
+        if (stat(path, &st) < 0)
+                return -errno;
+        f = fopen(KDBUS_DEBUGFS_BUSES, "re");
+        if (!f)
+                return -errno;
+        while (fgets(line, sizeof(line), f)) {
+                if (sscanf(line, "dev %u:%u ino %llu name %255s connections %llu queued_messages %llu",
+                           &maj, &min, &ino, name, &conns, &queued) != 6)
+                        continue;
+                if (makedev(maj, min) == st.st_dev && ino == st.st_ino) {
+                        *n = queued;
+                        r = 0;
+                        break;
+                }
+        }
+        fclose(f);
+        return r;
+}
+
+static void status_queued(const char *bus_dir)
+{
+        unsigned long long n;
+        int r = queued_messages_of(bus_dir, &n);
+
+        if (r == 0)
+                printf("  queued messages %llu\n", n);
+        else if (r == -ENOENT || r == -EACCES || r == -EPERM)
+                printf("  queued messages ? (needs debugfs: %s)\n", KDBUS_DEBUGFS_BUSES);
+        else if (r == -ESRCH)
+                printf("  queued messages ? (bus not in %s)\n", KDBUS_DEBUGFS_BUSES);
+        else
+                printf("  queued messages ? (%s: %s)\n", KDBUS_DEBUGFS_BUSES, strerror(-r));
+}
+
 static void status_bus(const char *bus_dir)
 {
         struct kdbus_name_entry *e = NULL;
@@ -810,6 +869,7 @@ static void status_bus(const char *bus_dir)
                                    KDBUS_LIST_ACTIVATORS | KDBUS_LIST_QUEUED, &e, &n);
         if (r < 0) {
                 printf("  (cannot read: %s)\n", strerror(-r));
+                status_queued(bus_dir);
                 kdbus_bus_unref(bus);
                 return;
         }
@@ -831,6 +891,7 @@ static void status_bus(const char *bus_dir)
         }
         printf("  connections %zu (own: %s), names %zu, queued owners %zu, activatable %zu\n",
                n_conn, kdbus_bus_get_unique_name(bus), n_names, n_queued, n_act);
+        status_queued(bus_dir);
         if (n_act)
                 printf("  %-40s %-9s %s\n", "ACTIVATABLE NAME", "STATE", "OWNER");
         for (size_t i = 0; i < n; i++) {
@@ -881,27 +942,24 @@ static int verb_status_all(void)
                 free(list[i]);
         }
         free(list);
-        f = fopen("/sys/kernel/debug/kdbus/stats", "re");
+        f = fopen(KDBUS_DEBUGFS_STATS, "re");
         if (f) {
-                char queued[32] = "?";
-
-                /*
-                 * The kernel counts queue entries (messages waiting to be
-                 * received, activators' included) for the module only, not
-                 * per bus: shown once, for all buses.
-                 */
-                while (fgets(line, sizeof(line), f))
-                        sscanf(line, "live_queue_entries %31s", queued);
-                printf("queued messages %s (all buses)\n", queued);
-                rewind(f);
-                printf("counters (/sys/kernel/debug/kdbus/stats)\n");
+                printf("counters (%s)\n", KDBUS_DEBUGFS_STATS);
                 while (fgets(line, sizeof(line), f))
                         printf("  %s", line);
                 fclose(f);
         } else {
-                printf("counters: /sys/kernel/debug/kdbus/stats: %s\n", strerror(errno));
+                printf("counters: %s: %s\n", KDBUS_DEBUGFS_STATS, strerror(errno));
         }
         return 0;
+}
+
+/* a bus directory name: <uid>-<name>, which no peer name or ID can be */
+static bool is_bus_dir_name(const char *s)
+{
+        size_t digits = strspn(s, "0123456789");
+
+        return digits > 0 && s[digits] == '-' && !strchr(s, '/');
 }
 
 static int verb_status(int argc, char **argv)
@@ -915,7 +973,16 @@ static int verb_status(int argc, char **argv)
         if (argc == 1)
                 return verb_status_all();
         if (argc != 2)
-                return fail(EXIT_USAGE, "status takes at most one NAME or ID");
+                return fail(EXIT_USAGE, "status takes at most one BUS, NAME or ID");
+        if (is_bus_dir_name(argv[1])) {
+                char node[600];
+
+                snprintf(node, sizeof(node), "%s/%s/bus", arg_root, argv[1]);
+                if (access(node, F_OK) < 0)
+                        return fail(EXIT_NOTFOUND, "%s: no such bus", node);
+                status_bus(argv[1]);
+                return EXIT_OK;
+        }
         if (argv[1][0] >= '0' && argv[1][0] <= '9')
                 snprintf(name, sizeof(name), ":1.%s", argv[1]);
         else

@@ -82,8 +82,8 @@ XDG_RUNTIME_DIR=$T/run "$TOP/tools/kdbusctl" status > "$T/status" 2>&1
 sed 's/^/# /' "$T/status"
 grep -q "^bus $BUS" "$T/status" && grep -Eq "^  connections [0-9]+ .*, names [1-9][0-9]*, queued owners [0-9]+, activatable 8" "$T/status" &&
 	grep -Eq "^  org.t.Ok +running +:1\.[0-9]+" "$T/status" && grep -Eq "^  org.t.Hang +idle +-" "$T/status" &&
-	grep -q "messages_delivered" "$T/status"
-t $? "kdbusctl status shows the bus, activatable names with states and owners, and the counters"
+	grep -Eq "^  queued messages [0-9]+$" "$T/status" && grep -q "messages_delivered" "$T/status"
+t $? "kdbusctl status shows the bus, activatable names with states and owners, its queued messages, and the counters"
 
 # the window where the service exits and gives the name back: the Quit
 # reply and every Echo are answered exactly once, by the old or a new
@@ -172,7 +172,8 @@ wait_for "$ST" "org.t.Slower starting" 50
 XDG_RUNTIME_DIR=$T/run "$TOP/tools/kdbusctl" status > "$T/status" 2>&1
 wait $SQ
 sed 's/^/# /' "$T/status" | grep -v "^#   [a-z_]* [0-9]*$"
-queued=$(awk '/^queued messages/ { print $3 }' "$T/status")
+queued=$(awk -v b="bus $BUS" '$0 == b { f = 1; next } /^bus / { f = 0 }
+	f && /^  queued messages / { print $3 }' "$T/status")
 grep -Eq "^  org.t.Slower +starting +-" "$T/status" && [ "${queued:-0}" -ge 10 ] &&
 	grep -q "replies=10 errors=0 dup=0 order=ok" "$T/sq"
 t $? "kdbusctl status shows the starting name and the calls queued for it (queued messages ${queued:-none})"

@@ -105,6 +105,39 @@ wait $SVC; t $? "the service exits cleanly"
 
 sleep 0.5
 kill $MON; wait $MON
+
+# queued messages per bus (/sys/kernel/debug/kdbus/buses): a stopped
+# service does not receive, so every signal sent to it waits in its queue;
+# no connection left on the bus has a match, so nothing else is queued
+BD=$(basename "$(dirname "$BUS")")
+"$S" "$BUS" > "$T/svc2.out" & SVC=$!
+"$K" --bus "$BUS" --timeout 10 wait org.example.Demo > /dev/null
+kill -STOP $SVC
+for i in 1 2 3; do
+	"$K" --bus "$BUS" --destination org.example.Demo emit /org/example/Demo org.example.Demo Ping
+done
+"$K" status "$BD" > "$T/status"; rc=$?
+sed 's/^/# /' "$T/status"
+[ $rc = 0 ] && [ "$(sed -n 1p "$T/status")" = "bus /sys/fs/kdbus/$BD/bus" ] &&
+	grep -qx '  queued messages 3' "$T/status"
+t $? "status BUS: the three messages queued for a stopped service"
+"$K" status > "$T/status"
+queued=$(awk -v b="bus /sys/fs/kdbus/$BD/bus" '$0 == b { f = 1; next } /^bus / { f = 0 }
+	f && /^  queued messages / { print $3 }' "$T/status")
+[ "$queued" = 3 ] && grep -q '^  messages_delivered ' "$T/status"
+t $? "status: the bus's own queued messages ($queued) and the module's counters"
+if unshare -m sh -c "mount --make-rprivate / && mount -t tmpfs none /sys/kernel/debug && \"$K\" status $BD" > "$T/status" 2> "$T/err"; then
+	grep -qx '  queued messages ? (needs debugfs: /sys/kernel/debug/kdbus/buses)' "$T/status"
+	t $? "status BUS without debugfs: queued messages ? and success"
+else
+	n=$((n + 1)); echo "ok $n - # SKIP status without debugfs: no mount namespace ($(cat "$T/err"))"
+fi
+kill -CONT $SVC
+"$C" --quit "$BUS" > /dev/null; wait $SVC
+"$K" status "$BD" > "$T/status"
+grep -qx '  queued messages 0' "$T/status"; t $? "status BUS: 0 once the service has received them"
+"$K" status 9-nosuchbus 2> /dev/null; rc=$?
+[ $rc = 3 ]; t $? "status of a bus that does not exist: exit 3 ($rc)"
 "$K" pcap-dump "$T/mon.pcap" > "$T/dump" 2> /dev/null; rc=$?
 [ $rc = 0 ]; t $? "the pcap reads back ($(grep -c '^>' "$T/dump") messages)"
 grep -q 'Member=Hello' "$T/dump" && grep -q 'Member=Greeted' "$T/dump" && grep -q 'Member=Ping' "$T/dump" &&
