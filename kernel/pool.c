@@ -37,6 +37,7 @@
 #include <linux/mm.h>
 #include <linux/module.h>
 #include <linux/pagemap.h>
+#include <linux/pagevec.h>
 #include <linux/rbtree.h>
 #include <linux/sched.h>
 #include <linux/shmem_fs.h>
@@ -552,6 +553,59 @@ void kdbus_pool_accounted(struct kdbus_pool *pool, size_t *size, size_t *acc)
 }
 
 /*
+ * Pages of the pool file in order, for one write: present, up-to-date
+ * folios are found in batches without locking them (one page cache walk
+ * per batch, not one lookup and folio lock per page); a page that is
+ * missing, swapped out or not up to date is left to shmem, which
+ * allocates, reads or clears it.
+ */
+struct kdbus_pool_pages {
+	struct address_space *mapping;
+	struct folio_batch fbatch;
+	unsigned int next;	/* next folio of @fbatch to look at */
+	pgoff_t scanned;	/* @fbatch covers the range up to here */
+	pgoff_t last;		/* last page of the write */
+};
+
+static struct page *kdbus_pool_pages_get(struct kdbus_pool_pages *pp,
+					 pgoff_t index, bool *own)
+{
+	struct folio *folio;
+	struct page *page;
+
+	for (;;) {
+		while (pp->next < folio_batch_count(&pp->fbatch)) {
+			folio = pp->fbatch.folios[pp->next];
+			if (folio->index + folio_nr_pages(folio) > index)
+				break;
+			pp->next++;
+		}
+		if (pp->next < folio_batch_count(&pp->fbatch) ||
+		    index < pp->scanned)
+			break;
+		/* batch used up: the next one starts at @index */
+		folio_batch_release(&pp->fbatch);
+		pp->next = 0;
+		pp->scanned = index;
+		if (!filemap_get_folios(pp->mapping, &pp->scanned, pp->last,
+					&pp->fbatch))
+			pp->scanned = pp->last + 1;
+	}
+
+	if (pp->next < folio_batch_count(&pp->fbatch)) {
+		folio = pp->fbatch.folios[pp->next];
+		if (folio->index <= index && folio_test_uptodate(folio)) {
+			*own = false;
+			return folio_page(folio, index - folio->index);
+		}
+	}
+
+	page = shmem_read_mapping_page(pp->mapping, index);
+	*own = !IS_ERR(page);
+	return page;
+}
+
+/*
  * Write @iter into @slice at @off, page by page into the shmem file's
  * page cache; bytes really written are added to @stat. A short copy
  * (unreadable user memory) is -EFAULT.
@@ -560,29 +614,41 @@ static ssize_t kdbus_pool_write_iter(const struct kdbus_pool_slice *slice,
 				     loff_t off, struct iov_iter *iter,
 				     size_t total_len, enum kdbus_stat stat)
 {
-	struct address_space *mapping = slice->pool->f->f_mapping;
+	struct kdbus_pool_pages pp;
 	size_t done = 0;
 	ssize_t ret = 0;
 	loff_t pos;
 
 	if (off < 0 || off > slice->size || total_len > slice->size - off)
 		return -EFAULT;
+	if (total_len == 0)
+		return 0;
 
 	pos = slice->off + off;
+	pp.mapping = slice->pool->f->f_mapping;
+	folio_batch_init(&pp.fbatch);
+	pp.next = 0;
+	pp.scanned = pos >> PAGE_SHIFT;
+	pp.last = (pos + total_len - 1) >> PAGE_SHIFT;
+	if (!filemap_get_folios(pp.mapping, &pp.scanned, pp.last, &pp.fbatch))
+		pp.scanned = pp.last + 1;
+
 	while (done < total_len) {
 		size_t poff = offset_in_page(pos);
 		size_t n = min_t(size_t, PAGE_SIZE - poff, total_len - done);
 		struct page *page;
 		size_t copied;
+		bool own;
 
-		page = shmem_read_mapping_page(mapping, pos >> PAGE_SHIFT);
+		page = kdbus_pool_pages_get(&pp, pos >> PAGE_SHIFT, &own);
 		if (IS_ERR(page)) {
 			ret = PTR_ERR(page);
 			break;
 		}
 		copied = copy_page_from_iter(page, poff, n, iter);
 		set_page_dirty(page);
-		put_page(page);
+		if (own)
+			put_page(page);
 
 		done += copied;
 		pos += copied;
@@ -592,6 +658,7 @@ static ssize_t kdbus_pool_write_iter(const struct kdbus_pool_slice *slice,
 		}
 	}
 
+	folio_batch_release(&pp.fbatch);
 	if (done > 0)
 		kdbus_stats_add(stat, done);
 	return ret < 0 ? ret : (ssize_t)done;
