@@ -78,6 +78,9 @@ done
 if [ -n "$json" ]; then
 	cmd="echo '{\"modes\": [' $cmd && echo ']}'"
 else
+	# the metadata goal: every item attached to every message (0x3fff is
+	# _KDBUS_ATTACH_ALL; the sender's attach_flags_send allows all)
+	cmd="$cmd && echo && echo $(printf %q "== call + reply, all metadata (--attach-recv 0x3fff), --pin none") && $bench --pin none --attach-recv 0x3fff --sizes 8,8K"
 	cmd="true $cmd && echo && /host$here/kdbus-bench-broadcast && echo && /host$here/kdbus-bench-memfd"
 	cmd="$cmd && echo && /host$here/kdbus-bench-lib --bench /host$here/kdbus-bench"
 	compare=${KDBUS_BENCH_COMPARE:-1.5 8}
