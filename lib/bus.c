@@ -260,6 +260,13 @@ bool bus_strv_contains(char *const *strv, size_t n, const char *s)
         return false;
 }
 
+/* a well-known name a connection may own: not unique, not the driver's */
+bool bus_name_ownable(const char *name)
+{
+        return name[0] != ':' && kdbus_bus_name_valid(name) &&
+               strcmp(name, KDBUS_DRIVER_NAME) != 0;
+}
+
 static uint64_t now_ns(void)
 {
         struct timespec ts;
@@ -2251,23 +2258,6 @@ static int driver_signal(struct kdbus_message **ret, const char *member, const c
         return bus_driver_seal(m, r, dest, ret);
 }
 
-static int synth_reply_error(struct kdbus_bus *bus, struct kdbus_slot *call, const char *name,
-                             const char *text)
-{
-        struct kdbus_message *e = NULL;
-        int r;
-
-        r = kdbus_message_new_error(&e, call->call, name, text);
-        if (r >= 0)
-                r = kdbus_message_set_flags(e, KDBUS_MESSAGE_NO_REPLY_EXPECTED);
-        if (r >= 0)
-                r = kdbus_message_seal(e, KDBUS_LOCAL_SERIAL, KDBUS_DRIVER_NAME);
-        if (r >= 0)
-                r = local_enqueue(bus, e, true);
-        kdbus_message_unref(e);
-        return r;
-}
-
 static void owner_string(char *buf, size_t size, uint64_t id, uint64_t flags)
 {
         if (id == 0 || (flags & (KDBUS_NAME_ACTIVATOR | KDBUS_NAME_IN_QUEUE)))
@@ -2310,7 +2300,7 @@ static int handle_notification(struct kdbus_bus *bus, struct incoming *in)
                 }
                 if (!s || !s->call)
                         return 0;       /* duplicates and late ones are ignored */
-                return synth_reply_error(bus, s, "org.freedesktop.DBus.Error.NoReply",
+                return local_error_reply(bus, s->call, "org.freedesktop.DBus.Error.NoReply",
                                          in->notify_type == KDBUS_ITEM_REPLY_TIMEOUT ?
                                          "Method call timed out" :
                                          "Message recipient disconnected from message bus without replying");
@@ -2925,8 +2915,7 @@ int kdbus_bus_request_name(struct kdbus_bus *bus, const char *name, uint64_t fla
 
         if (!bus->started)
                 return -ENOTCONN;
-        if (!name || name[0] == ':' || !kdbus_bus_name_valid(name) ||
-            strcmp(name, KDBUS_DRIVER_NAME) == 0)
+        if (!name || !bus_name_ownable(name))
                 return -EINVAL;
         if (flags & KDBUS_NAME_FLAG_ALLOW_REPLACEMENT)
                 kflags |= KDBUS_NAME_ALLOW_REPLACEMENT;
@@ -2962,8 +2951,7 @@ int kdbus_bus_release_name(struct kdbus_bus *bus, const char *name)
 
         if (!bus->started)
                 return -ENOTCONN;
-        if (!name || name[0] == ':' || !kdbus_bus_name_valid(name) ||
-            strcmp(name, KDBUS_DRIVER_NAME) == 0)
+        if (!name || !bus_name_ownable(name))
                 return -EINVAL;
         r = name_cmd(bus, KDBUS_CMD_NAME_RELEASE, name, 0, NULL);
         if (r == -ESRCH)
@@ -3170,40 +3158,47 @@ int kdbus_bus_get_creator_info(struct kdbus_bus *bus, uint64_t attach_flags,
         return info_cmd(bus, KDBUS_CMD_BUS_CREATOR_INFO, NULL, attach_flags, ret, bus_name);
 }
 
-/* "has no owner" per libkdbus(3) */
-static int resolve_owner(struct kdbus_bus *bus, const char *name, uint64_t *id)
+/*
+ * "Resolve X" (libkdbus(3)) with CONN_INFO and @attach_flags: -ENXIO
+ * when X has no owner in D-Bus terms (invalid, unknown, or held by an
+ * activator, policy holder or monitor); @md is filled only on success.
+ */
+int bus_resolve_owner(struct kdbus_bus *bus, const char *name, uint64_t attach_flags,
+                      struct kdbus_metadata *md)
 {
-        struct kdbus_metadata md;
         int r;
 
+        memset(md, 0, sizeof(*md));
         if (name[0] == ':' ? !kdbus_unique_name_parse(name, NULL) : !kdbus_bus_name_valid(name))
                 return -ENXIO;
-        r = kdbus_bus_get_conn_info(bus, name, 0, &md);
+        r = kdbus_bus_get_conn_info(bus, name, attach_flags, md);
         if (r == -ESRCH || r == -ENXIO || r == -EINVAL)
                 return -ENXIO;
         if (r < 0)
                 return r;
-        *id = md.src_id;
-        r = (md.info_flags & (KDBUS_HELLO_ACTIVATOR | KDBUS_HELLO_POLICY_HOLDER |
-                              KDBUS_HELLO_MONITOR)) ? -ENXIO : 0;
-        kdbus_metadata_free(&md);
-        return r;
+        if (md->info_flags & (KDBUS_HELLO_ACTIVATOR | KDBUS_HELLO_POLICY_HOLDER |
+                              KDBUS_HELLO_MONITOR)) {
+                kdbus_metadata_free(md);
+                return -ENXIO;
+        }
+        return 0;
 }
 
 int kdbus_bus_get_name_owner(struct kdbus_bus *bus, const char *name, char **owner)
 {
+        struct kdbus_metadata md;
         char buf[32];
-        uint64_t id;
         int r;
 
         if (strcmp(name, KDBUS_DRIVER_NAME) == 0) {
                 *owner = strdup(KDBUS_DRIVER_NAME);
                 return *owner ? 0 : -ENOMEM;
         }
-        r = resolve_owner(bus, name, &id);
+        r = bus_resolve_owner(bus, name, 0, &md);
         if (r < 0)
                 return r;
-        snprintf(buf, sizeof(buf), ":1.%llu", (unsigned long long)id);
+        snprintf(buf, sizeof(buf), ":1.%llu", (unsigned long long)md.src_id);
+        kdbus_metadata_free(&md);
         *owner = strdup(buf);
         return *owner ? 0 : -ENOMEM;
 }
