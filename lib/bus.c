@@ -3239,11 +3239,14 @@ int bus_driver_activate(struct kdbus_bus *bus, const char *name, uint64_t timeou
 /* ------------------------------------------------------------------ */
 /* buses and endpoints */
 
-static int make_cmd(int fd, unsigned long request, const char *name, bool with_bloom, bool world)
+/* open @parent and make @name there: the new node's owner fd, or -errno */
+static int make_node(const char *parent, unsigned long request, const char *name, bool with_bloom,
+                     bool world)
 {
         _Alignas(8) uint8_t buf[sizeof(struct kdbus_cmd) + 3 * ITEM_HEADER_SIZE + 16 + 8 + 80];
         struct kdbus_cmd *cmd = (void *)buf;
         struct kdbus_item *item = cmd->items;
+        int fd;
 
         if (strlen(name) > 63)
                 return -ENAMETOOLONG;
@@ -3261,8 +3264,29 @@ static int make_cmd(int fd, unsigned long request, const char *name, bool with_b
         item = item_put(item, KDBUS_ITEM_MAKE_NAME, name, strlen(name) + 1);
         cmd->size = (uint64_t)((uint8_t *)item - buf);
         cmd->flags = world ? KDBUS_MAKE_ACCESS_WORLD : 0;
-        if (ioctl(fd, request, cmd) < 0)
+        fd = open(parent, O_RDWR | O_CLOEXEC);
+        if (fd < 0)
                 return -errno;
+        if (ioctl(fd, request, cmd) < 0) {
+                int r = -errno;
+
+                close(fd);
+                return r;
+        }
+        return fd;
+}
+
+/* hand the made node's fd and path to the caller */
+static int make_done(int fd, const char *path, int *ret_fd, char **ret_path)
+{
+        if (ret_path) {
+                *ret_path = strdup(path);
+                if (!*ret_path) {
+                        close(fd);
+                        return -ENOMEM;
+                }
+        }
+        *ret_fd = fd;
         return 0;
 }
 
@@ -3289,24 +3313,11 @@ int kdbus_bus_make(const char *root, const char *name, bool world, int *ret_fd, 
         if (r < 0)
                 return r;
         snprintf(path, sizeof(path), "%s/control", root);
-        fd = open(path, O_RDWR | O_CLOEXEC);
+        fd = make_node(path, KDBUS_CMD_BUS_MAKE, full, true, world);
         if (fd < 0)
-                return -errno;
-        r = make_cmd(fd, KDBUS_CMD_BUS_MAKE, full, true, world);
-        if (r < 0) {
-                close(fd);
-                return r;
-        }
+                return fd;
         snprintf(path, sizeof(path), "%s/%s/bus", root, full);
-        if (ret_path) {
-                *ret_path = strdup(path);
-                if (!*ret_path) {
-                        close(fd);
-                        return -ENOMEM;
-                }
-        }
-        *ret_fd = fd;
-        return 0;
+        return make_done(fd, path, ret_fd, ret_path);
 }
 
 int kdbus_endpoint_make(const char *bus_path, const char *name, bool world, int *ret_fd,
@@ -3319,24 +3330,11 @@ int kdbus_endpoint_make(const char *bus_path, const char *name, bool world, int 
         r = prefixed_name(name, full, sizeof(full));
         if (r < 0)
                 return r;
-        fd = open(bus_path, O_RDWR | O_CLOEXEC);
+        fd = make_node(bus_path, KDBUS_CMD_ENDPOINT_MAKE, full, false, world);
         if (fd < 0)
-                return -errno;
-        r = make_cmd(fd, KDBUS_CMD_ENDPOINT_MAKE, full, false, world);
-        if (r < 0) {
-                close(fd);
-                return r;
-        }
+                return fd;
         slash = strrchr(bus_path, '/');
         snprintf(path, sizeof(path), "%.*s/%s", slash ? (int)(slash - bus_path) : 1,
                  slash ? bus_path : ".", full);
-        if (ret_path) {
-                *ret_path = strdup(path);
-                if (!*ret_path) {
-                        close(fd);
-                        return -ENOMEM;
-                }
-        }
-        *ret_fd = fd;
-        return 0;
+        return make_done(fd, path, ret_fd, ret_path);
 }
