@@ -1513,12 +1513,10 @@ static int local_error_reply(struct kdbus_bus *bus, struct kdbus_message *call, 
         int r;
 
         r = kdbus_message_new_error(&e, call, name, text);
-        if (r >= 0)
-                r = kdbus_message_set_flags(e, KDBUS_MESSAGE_NO_REPLY_EXPECTED);
-        if (r >= 0)
-                r = kdbus_message_seal(e, KDBUS_LOCAL_SERIAL, KDBUS_DRIVER_NAME);
-        if (r >= 0)
-                r = local_enqueue(bus, e, true);
+        r = bus_driver_seal(e, r, NULL, &e);
+        if (r < 0)
+                return r;
+        r = local_enqueue(bus, e, true);
         kdbus_message_unref(e);
         return r;
 }

@@ -103,18 +103,13 @@ static int driver_reply(struct kdbus_message *call, struct kdbus_message **reply
 static int driver_reply_strv(struct kdbus_message *call, struct kdbus_message **reply,
                              char *const *strv)
 {
+        struct kdbus_message *m = NULL;
         int r;
 
-        r = kdbus_message_new_method_return(reply, call);
+        r = kdbus_message_new_method_return(&m, call);
         if (r >= 0)
-                r = kdbus_message_append_strv(*reply, strv);
-        if (r >= 0)
-                r = kdbus_message_set_flags(*reply, KDBUS_MESSAGE_NO_REPLY_EXPECTED);
-        if (r >= 0)
-                r = kdbus_message_seal(*reply, KDBUS_LOCAL_SERIAL, KDBUS_DRIVER_NAME);
-        if (r < 0)
-                *reply = kdbus_message_unref(*reply);
-        return r;
+                r = kdbus_message_append_strv(m, strv);
+        return bus_driver_seal(m, r, NULL, reply);
 }
 
 static int cmp_u64(const void *a, const void *b)
@@ -720,6 +715,7 @@ int bus_driver_call(struct kdbus_bus *bus, struct kdbus_message *call,
                         return driver_reply(call, reply, "u", (uint32_t)1);
                 }
                 if (strcmp(member, "GetConnectionCredentials") == 0) {
+                        struct kdbus_message *m = NULL;
                         struct kdbus_metadata md;
 
                         if (strcmp(arg, KDBUS_DRIVER_NAME) == 0) {
@@ -735,17 +731,11 @@ int bus_driver_call(struct kdbus_bus *bus, struct kdbus_message *call,
                                         return driver_reply_lookup_error(call, reply, r,
                                                                          "credentials", arg);
                         }
-                        r = kdbus_message_new_method_return(reply, call);
+                        r = kdbus_message_new_method_return(&m, call);
                         if (r >= 0)
-                                r = driver_credentials(*reply, &md);
-                        if (r >= 0)
-                                r = kdbus_message_set_flags(*reply, KDBUS_MESSAGE_NO_REPLY_EXPECTED);
-                        if (r >= 0)
-                                r = kdbus_message_seal(*reply, KDBUS_LOCAL_SERIAL, KDBUS_DRIVER_NAME);
-                        if (r < 0)
-                                *reply = kdbus_message_unref(*reply);
+                                r = driver_credentials(m, &md);
                         kdbus_metadata_free(&md);
-                        return r;
+                        return bus_driver_seal(m, r, NULL, reply);
                 }
                 if (strcmp(member, "GetAdtAuditSessionData") == 0 ||
                     strcmp(member, "GetConnectionSELinuxSecurityContext") == 0) {
@@ -770,17 +760,8 @@ int bus_driver_call(struct kdbus_bus *bus, struct kdbus_message *call,
                                 if (r >= 0)
                                         r = kdbus_message_append_array(m, 'y', md.seclabel,
                                                                        strlen(md.seclabel));
-                                if (r >= 0)
-                                        r = kdbus_message_set_flags(m, KDBUS_MESSAGE_NO_REPLY_EXPECTED);
-                                if (r >= 0)
-                                        r = kdbus_message_seal(m, KDBUS_LOCAL_SERIAL, KDBUS_DRIVER_NAME);
                                 kdbus_metadata_free(&md);
-                                if (r < 0) {
-                                        kdbus_message_unref(m);
-                                        return r;
-                                }
-                                *reply = m;
-                                return 0;
+                                return bus_driver_seal(m, r, NULL, reply);
                         }
                         kdbus_metadata_free(&md);
                         snprintf(text, sizeof(text), "Could not determine %s for '%s'",
