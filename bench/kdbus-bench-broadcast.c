@@ -27,6 +27,8 @@
 
 #include <linux/kdbus.h>
 
+#include "bus-make.h"
+
 typedef uint64_t u64;
 
 #define BLOOM_SIZE	64
@@ -48,40 +50,6 @@ static u64 now_ns(void)
 
 	clock_gettime(CLOCK_MONOTONIC, &ts);
 	return (u64)ts.tv_sec * 1000000000ULL + (u64)ts.tv_nsec;
-}
-
-static int bus_make(const char *root, char *path, size_t len)
-{
-	u64 buf[64] = { 0 };
-	struct kdbus_cmd *cmd = (struct kdbus_cmd *)buf;
-	struct kdbus_item *it = cmd->items;
-	char name[64], ctl[256];
-	size_t n;
-	int fd;
-
-	snprintf(name, sizeof(name), "%u-bcast-%d", (unsigned int)geteuid(),
-		 (int)getpid());
-	n = strlen(name) + 1;
-	snprintf(ctl, sizeof(ctl), "%s/control", root);
-	fd = open(ctl, O_RDWR | O_CLOEXEC);
-	if (fd < 0)
-		die("open control", errno);
-
-	cmd->flags = KDBUS_MAKE_ACCESS_WORLD;
-	it->size = ITEM_HDR + sizeof(struct kdbus_bloom_parameter);
-	it->type = KDBUS_ITEM_BLOOM_PARAMETER;
-	it->bloom_parameter.size = BLOOM_SIZE;
-	it->bloom_parameter.n_hash = 1;
-	it = (struct kdbus_item *)((uint8_t *)it + ALIGN8(it->size));
-	it->size = ITEM_HDR + n;
-	it->type = KDBUS_ITEM_MAKE_NAME;
-	memcpy(it->str, name, n);
-	it = (struct kdbus_item *)((uint8_t *)it + ALIGN8(it->size));
-	cmd->size = (u64)((uint8_t *)it - (uint8_t *)buf);
-	if (ioctl(fd, KDBUS_CMD_BUS_MAKE, cmd))
-		die("BUS_MAKE", errno);
-	snprintf(path, len, "%s/%s/bus", root, name);
-	return fd;
 }
 
 /* HELLO without mapping the pool; the HELLO slice is freed */
@@ -204,7 +172,9 @@ int main(int argc, char **argv)
 	if (setrlimit(RLIMIT_NOFILE, &rl))
 		die("RLIMIT_NOFILE", errno);
 
-	owner = bus_make(root, bus, sizeof(bus));
+	owner = bench_bus_make(root, "bcast", BLOOM_SIZE, bus, sizeof(bus));
+	if (owner < 0)
+		die("BUS_MAKE", -owner);
 	sender = hello(bus);
 
 	/* subscribers open "bus" relative to the bus directory: no search

@@ -356,27 +356,6 @@ static int kdbus_setup(struct kdbus_env *k, const char *launcher, const char *se
         return 0;
 }
 
-/* one cold and one warm connection, then Quit */
-static int kdbus_run(struct kdbus_env *k, unsigned int i, double *cold, double *warm)
-{
-        uint32_t pid1 = 0, pid2 = 0;
-        double t0 = now_us();
-
-        if (kdbus_echo(k->bus_path, &pid1, false) < 0)
-                return -EIO;
-        *cold = now_us() - t0;
-        if (verbose)
-                fprintf(stderr, "kdbus run %u: cold %.1f us\n", i, *cold);
-        t0 = now_us();
-        if (kdbus_echo(k->bus_path, &pid2, false) < 0)
-                return -EIO;
-        *warm = now_us() - t0;
-        if (pid1 != pid2)
-                fprintf(stderr, "kdbus-bench-connect: kdbus: the service changed (%u, %u)\n",
-                        pid1, pid2);
-        return kdbus_echo(k->bus_path, &pid2, true) < 0 ? -EIO : 0;
-}
-
 static void kdbus_teardown(struct kdbus_env *k)
 {
         stop(k->lpid);
@@ -392,6 +371,19 @@ static void kdbus_teardown(struct kdbus_env *k)
 }
 
 /* ---------------- dbus-daemon ---------------- */
+
+/* a call whose reply is only checked: an ERROR is -EREMOTEIO */
+static int d1_call_checked(struct d1 *c, struct kdbus_message *m, uint64_t deadline)
+{
+        struct kdbus_message *reply = NULL;
+        int r;
+
+        r = d1_call(c, m, &reply, d1_left_ms(deadline));
+        if (r >= 0 && kdbus_message_get_type(reply) == KDBUS_MESSAGE_ERROR)
+                r = -EREMOTEIO;
+        kdbus_message_unref(reply);
+        return r;
+}
 
 static int d1_echo(const char *address, uint32_t *pid, bool quit)
 {
@@ -432,12 +424,9 @@ static int d1_echo(const char *address, uint32_t *pid, bool quit)
         if (r >= 0 && quit) {
                 r = kdbus_message_new_method_call(&m, SERVICE_NAME, SERVICE_PATH, SERVICE_IFACE, "Quit");
                 if (r >= 0)
-                        r = d1_call(&c, m, &reply, d1_left_ms(deadline));
-                if (r >= 0 && kdbus_message_get_type(reply) == KDBUS_MESSAGE_ERROR)
-                        r = -EREMOTEIO;
+                        r = d1_call_checked(&c, m, deadline);
                 kdbus_message_unref(m);
-                kdbus_message_unref(reply);
-                m = reply = NULL;
+                m = NULL;
                 for (int i = 0; r >= 0 && i < 5000; i++) {
                         r = kdbus_message_new_method_call(&m, "org.freedesktop.DBus",
                                                           "/org/freedesktop/DBus",
@@ -445,12 +434,9 @@ static int d1_echo(const char *address, uint32_t *pid, bool quit)
                         if (r >= 0)
                                 r = kdbus_message_append(m, "s", SERVICE_NAME);
                         if (r >= 0)
-                                r = d1_call(&c, m, &reply, d1_left_ms(deadline));
-                        if (r >= 0 && kdbus_message_get_type(reply) == KDBUS_MESSAGE_ERROR)
-                                r = -EREMOTEIO;
+                                r = d1_call_checked(&c, m, deadline);
                         kdbus_message_unref(m);
-                        kdbus_message_unref(reply);
-                        m = reply = NULL;
+                        m = NULL;
                         if (r == -EREMOTEIO) {  /* NameHasNoOwner */
                                 r = 0;
                                 break;
@@ -522,24 +508,30 @@ static int daemon_setup(struct daemon_env *d, const char *daemon)
         return 0;
 }
 
-static int daemon_run(struct daemon_env *d, unsigned int i, double *cold, double *warm)
+/*
+ * One cold and one warm connection through @echo (kdbus_echo or d1_echo),
+ * then Quit.
+ */
+static int cold_warm_run(const char *transport,
+                         int (*echo)(const char *address, uint32_t *pid, bool quit),
+                         const char *address, unsigned int i, double *cold, double *warm)
 {
         uint32_t pid1 = 0, pid2 = 0;
         double t0 = now_us();
 
-        if (d1_echo(d->address, &pid1, false) < 0)
+        if (echo(address, &pid1, false) < 0)
                 return -EIO;
         *cold = now_us() - t0;
         if (verbose)
-                fprintf(stderr, "dbus-daemon run %u: cold %.1f us\n", i, *cold);
+                fprintf(stderr, "%s run %u: cold %.1f us\n", transport, i, *cold);
         t0 = now_us();
-        if (d1_echo(d->address, &pid2, false) < 0)
+        if (echo(address, &pid2, false) < 0)
                 return -EIO;
         *warm = now_us() - t0;
         if (pid1 != pid2)
-                fprintf(stderr, "kdbus-bench-connect: dbus-daemon: the service changed (%u, %u)\n",
-                        pid1, pid2);
-        return d1_echo(d->address, &pid2, true) < 0 ? -EIO : 0;
+                fprintf(stderr, "kdbus-bench-connect: %s: the service changed (%u, %u)\n",
+                        transport, pid1, pid2);
+        return echo(address, &pid2, true) < 0 ? -EIO : 0;
 }
 
 static void daemon_teardown(struct daemon_env *d)
@@ -582,11 +574,13 @@ static int run(unsigned int runs, bool do_kdbus, bool do_daemon, const char *lau
                         bool kd = (i + j) % 2 == 0;
 
                         if (kd && do_kdbus) {
-                                if (kdbus_run(&k, i, &kc[nk], &kw[nk]) < 0)
+                                if (cold_warm_run("kdbus", kdbus_echo, k.bus_path, i,
+                                                  &kc[nk], &kw[nk]) < 0)
                                         goto report;
                                 nk++;
                         } else if (!kd && do_daemon) {
-                                if (daemon_run(&d, i, &dc[nd], &dw[nd]) < 0)
+                                if (cold_warm_run("dbus-daemon", d1_echo, d.address, i,
+                                                  &dc[nd], &dw[nd]) < 0)
                                         goto report;
                                 nd++;
                         } else {

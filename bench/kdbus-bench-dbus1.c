@@ -132,29 +132,6 @@ static void classic_service(const char *addr, const char *name, int ready_fd)
         }
 }
 
-static double classic_call(struct target *t, const uint8_t *payload, size_t size)
-{
-        struct kdbus_message *m = NULL, *reply = NULL;
-        const void *p;
-        size_t n;
-        double t0;
-        int r;
-
-        t0 = now_us();
-        r = kdbus_message_new_method_call(&m, t->name, "/org/t/Bench", "org.t.Bench", "Echo");
-        if (r >= 0)
-                r = kdbus_message_append_array(m, 'y', payload, size);
-        if (r >= 0)
-                r = d1_call(&t->c, m, &reply, 30000);
-        if (r < 0)
-                fail(t->label, "call", r);
-        if (kdbus_message_read_array(reply, 'y', &p, &n) < 0 || n != size)
-                fail(t->label, "reply", EPROTO);
-        kdbus_message_unref(m);
-        kdbus_message_unref(reply);
-        return now_us() - t0;
-}
-
 /* --- native: libkdbus on both sides --- */
 
 static int native_on_call(struct kdbus_bus *bus, struct kdbus_message *m, void *userdata)
@@ -199,7 +176,8 @@ static void native_service(const char *node, const char *name, int ready_fd)
         }
 }
 
-static double native_call(struct target *t, const uint8_t *payload, size_t size)
+/* one Echo of @payload, natively (libkdbus) or classically (D-Bus 1 socket) */
+static double call(struct target *t, const uint8_t *payload, size_t size)
 {
         struct kdbus_message *m = NULL, *reply = NULL;
         const void *p;
@@ -212,19 +190,15 @@ static double native_call(struct target *t, const uint8_t *payload, size_t size)
         if (r >= 0)
                 r = kdbus_message_append_array(m, 'y', payload, size);
         if (r >= 0)
-                r = kdbus_bus_call(t->bus, m, 0, NULL, &reply);
+                r = t->node ? kdbus_bus_call(t->bus, m, 0, NULL, &reply)
+                            : d1_call(&t->c, m, &reply, 30000);
         if (r < 0)
-                fail(t->label, "native call", r);
+                fail(t->label, t->node ? "native call" : "call", r);
         if (kdbus_message_read_array(reply, 'y', &p, &n) < 0 || n != size)
-                fail(t->label, "native reply", EPROTO);
+                fail(t->label, t->node ? "native reply" : "reply", EPROTO);
         kdbus_message_unref(m);
         kdbus_message_unref(reply);
         return now_us() - t0;
-}
-
-static double call(struct target *t, const uint8_t *payload, size_t size)
-{
-        return t->node ? native_call(t, payload, size) : classic_call(t, payload, size);
 }
 
 /* fork the service of @t, wait until it owns the name, connect the client */

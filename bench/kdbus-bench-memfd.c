@@ -43,6 +43,8 @@
 
 #include <linux/kdbus.h>
 
+#include "bus-make.h"
+
 typedef __u64 u64;
 
 #define KiB		1024ULL
@@ -197,35 +199,11 @@ struct conn {
 
 static void bus_make(void)
 {
-	u64 buf[64] = { 0 };
-	struct kdbus_cmd *cmd = (struct kdbus_cmd *)buf;
-	struct kdbus_item *it = cmd->items;
-	char name[64], ctl[512];
-	size_t n;
-	int fd;
+	int fd = bench_bus_make(root, "memfd", 64, bus_path, sizeof(bus_path));
 
-	snprintf(name, sizeof(name), "%u-memfd-%d", (unsigned int)geteuid(),
-		 (int)getpid());
-	n = strlen(name) + 1;
-	snprintf(ctl, sizeof(ctl), "%s/control", root);
-	fd = open(ctl, O_RDWR | O_CLOEXEC);
 	if (fd < 0)
-		die("open %s: %m", ctl);
-	cmd->flags = KDBUS_MAKE_ACCESS_WORLD;
-	it->size = ITEM_HDR + sizeof(struct kdbus_bloom_parameter);
-	it->type = KDBUS_ITEM_BLOOM_PARAMETER;
-	it->bloom_parameter.size = 64;
-	it->bloom_parameter.n_hash = 1;
-	it = (struct kdbus_item *)((uint8_t *)it + ALIGN8(it->size));
-	it->size = ITEM_HDR + n;
-	it->type = KDBUS_ITEM_MAKE_NAME;
-	memcpy(it->str, name, n);
-	it = (struct kdbus_item *)((uint8_t *)it + ALIGN8(it->size));
-	cmd->size = (u64)((uint8_t *)it - (uint8_t *)buf);
-	if (ioctl(fd, KDBUS_CMD_BUS_MAKE, cmd))
-		die("BUS_MAKE: %m");
+		die("BUS_MAKE on %s/control: %s", root, strerror(-fd));
 	/* the bus lives as long as this fd: leak it on purpose */
-	snprintf(bus_path, sizeof(bus_path), "%s/%s/bus", root, name);
 }
 
 static void kfree_slice(const struct conn *c, u64 off)

@@ -46,6 +46,8 @@
 
 #include <linux/kdbus.h>
 
+#include "bus-make.h"
+
 /* the uapi type, so that %llu fits every 64-bit value in this file */
 typedef __u64 u64;
 
@@ -211,48 +213,6 @@ static int kdbus_free(const struct kconn *c, u64 offset)
 	};
 
 	return ioctl(c->fd, KDBUS_CMD_FREE, &cmd) ? -errno : 0;
-}
-
-/* BUS_MAKE on <root>/control; returns the owner fd, the bus path in @path */
-static int kdbus_bus_make(const char *root, char *path, size_t path_len)
-{
-	u64 buf[64] = { 0 };
-	struct kdbus_cmd *cmd = (struct kdbus_cmd *)buf;
-	struct kdbus_item *item;
-	char name[64], ctl[PATH_MAX];
-	u64 name_len;
-	int fd;
-
-	snprintf(name, sizeof(name), "%u-bench-%d", (unsigned int)geteuid(),
-		 (int)getpid());
-	name_len = strlen(name) + 1;
-
-	snprintf(ctl, sizeof(ctl), "%s/control", root);
-	fd = open(ctl, O_RDWR | O_CLOEXEC);
-	if (fd < 0)
-		return -errno;
-
-	cmd->flags = KDBUS_MAKE_ACCESS_WORLD;
-	item = cmd->items;
-	item->size = ITEM_HEADER_SIZE + sizeof(struct kdbus_bloom_parameter);
-	item->type = KDBUS_ITEM_BLOOM_PARAMETER;
-	item->bloom_parameter.size = 64;
-	item->bloom_parameter.n_hash = 1;
-	item = (struct kdbus_item *)((uint8_t *)item + ALIGN8(item->size));
-	item->size = ITEM_HEADER_SIZE + name_len;
-	item->type = KDBUS_ITEM_MAKE_NAME;
-	memcpy(item->str, name, name_len);
-	item = (struct kdbus_item *)((uint8_t *)item + ALIGN8(item->size));
-	cmd->size = (u64)((uint8_t *)item - (uint8_t *)buf);
-
-	if (ioctl(fd, KDBUS_CMD_BUS_MAKE, cmd)) {
-		int err = -errno;
-
-		close(fd);
-		return err;
-	}
-	snprintf(path, path_len, "%s/%s/bus", root, name);
-	return fd;
 }
 
 /* open the bus endpoint, HELLO, map the pool, release the HELLO slice */
@@ -599,7 +559,7 @@ static int kdbus_setup(struct kdbus_ctx *k)
 	ssize_t n;
 
 	memset(k, 0, sizeof(*k));
-	k->bus_fd = kdbus_bus_make(opt.root, bus, sizeof(bus));
+	k->bus_fd = bench_bus_make(opt.root, "bench", 64, bus, sizeof(bus));
 	if (k->bus_fd < 0)
 		return k->bus_fd;
 	if (pipe2(pipefd, O_CLOEXEC))

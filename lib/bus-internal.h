@@ -4,7 +4,8 @@
 /*
  * libkdbus internals shared by bus.c (the connection: HELLO, pool, send,
  * receive, dispatch, matches, names) and driver.c (the local
- * org.freedesktop.DBus driver). Not installed.
+ * org.freedesktop.DBus driver). Not installed; kdbus-proxy, which links
+ * libkdbus's sources in, includes it for bus_groups_sort_unique().
  */
 
 #include <stdbool.h>
@@ -105,6 +106,9 @@ struct kdbus_bus {
 int bus_strv_push(char ***strv, size_t *n, const char *s);
 void bus_strv_remove(char **strv, size_t *n, const char *s);
 bool bus_strv_contains(char *const *strv, size_t n, const char *s);
+bool bus_name_ownable(const char *name);
+int bus_resolve_owner(struct kdbus_bus *bus, const char *name, uint64_t attach_flags,
+                      struct kdbus_metadata *md);
 int bus_read_machine_id(char out[33]);
 int bus_add_match_rule(struct kdbus_bus *bus, struct kdbus_slot **slot,
                        struct kdbus_match_rule *rule, kdbus_message_handler_t handler,
@@ -116,3 +120,5 @@ int bus_driver_activate(struct kdbus_bus *bus, const char *name, uint64_t timeou
 int bus_driver_seal(struct kdbus_message *m, int r, const char *dest,
                     struct kdbus_message **ret);
 int bus_driver_call(struct kdbus_bus *bus, struct kdbus_message *call, struct kdbus_message **reply);
+/* also kdbus-proxy's, for the credentials of its own clients */
+size_t bus_groups_sort_unique(uint32_t *groups, size_t n);

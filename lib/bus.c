@@ -260,6 +260,13 @@ bool bus_strv_contains(char *const *strv, size_t n, const char *s)
         return false;
 }
 
+/* a well-known name a connection may own: not unique, not the driver's */
+bool bus_name_ownable(const char *name)
+{
+        return name[0] != ':' && kdbus_bus_name_valid(name) &&
+               strcmp(name, KDBUS_DRIVER_NAME) != 0;
+}
+
 static uint64_t now_ns(void)
 {
         struct timespec ts;
@@ -1506,12 +1513,10 @@ static int local_error_reply(struct kdbus_bus *bus, struct kdbus_message *call, 
         int r;
 
         r = kdbus_message_new_error(&e, call, name, text);
-        if (r >= 0)
-                r = kdbus_message_set_flags(e, KDBUS_MESSAGE_NO_REPLY_EXPECTED);
-        if (r >= 0)
-                r = kdbus_message_seal(e, KDBUS_LOCAL_SERIAL, KDBUS_DRIVER_NAME);
-        if (r >= 0)
-                r = local_enqueue(bus, e, true);
+        r = bus_driver_seal(e, r, NULL, &e);
+        if (r < 0)
+                return r;
+        r = local_enqueue(bus, e, true);
         kdbus_message_unref(e);
         return r;
 }
@@ -2251,23 +2256,6 @@ static int driver_signal(struct kdbus_message **ret, const char *member, const c
         return bus_driver_seal(m, r, dest, ret);
 }
 
-static int synth_reply_error(struct kdbus_bus *bus, struct kdbus_slot *call, const char *name,
-                             const char *text)
-{
-        struct kdbus_message *e = NULL;
-        int r;
-
-        r = kdbus_message_new_error(&e, call->call, name, text);
-        if (r >= 0)
-                r = kdbus_message_set_flags(e, KDBUS_MESSAGE_NO_REPLY_EXPECTED);
-        if (r >= 0)
-                r = kdbus_message_seal(e, KDBUS_LOCAL_SERIAL, KDBUS_DRIVER_NAME);
-        if (r >= 0)
-                r = local_enqueue(bus, e, true);
-        kdbus_message_unref(e);
-        return r;
-}
-
 static void owner_string(char *buf, size_t size, uint64_t id, uint64_t flags)
 {
         if (id == 0 || (flags & (KDBUS_NAME_ACTIVATOR | KDBUS_NAME_IN_QUEUE)))
@@ -2310,7 +2298,7 @@ static int handle_notification(struct kdbus_bus *bus, struct incoming *in)
                 }
                 if (!s || !s->call)
                         return 0;       /* duplicates and late ones are ignored */
-                return synth_reply_error(bus, s, "org.freedesktop.DBus.Error.NoReply",
+                return local_error_reply(bus, s->call, "org.freedesktop.DBus.Error.NoReply",
                                          in->notify_type == KDBUS_ITEM_REPLY_TIMEOUT ?
                                          "Method call timed out" :
                                          "Message recipient disconnected from message bus without replying");
@@ -2925,8 +2913,7 @@ int kdbus_bus_request_name(struct kdbus_bus *bus, const char *name, uint64_t fla
 
         if (!bus->started)
                 return -ENOTCONN;
-        if (!name || name[0] == ':' || !kdbus_bus_name_valid(name) ||
-            strcmp(name, KDBUS_DRIVER_NAME) == 0)
+        if (!name || !bus_name_ownable(name))
                 return -EINVAL;
         if (flags & KDBUS_NAME_FLAG_ALLOW_REPLACEMENT)
                 kflags |= KDBUS_NAME_ALLOW_REPLACEMENT;
@@ -2962,8 +2949,7 @@ int kdbus_bus_release_name(struct kdbus_bus *bus, const char *name)
 
         if (!bus->started)
                 return -ENOTCONN;
-        if (!name || name[0] == ':' || !kdbus_bus_name_valid(name) ||
-            strcmp(name, KDBUS_DRIVER_NAME) == 0)
+        if (!name || !bus_name_ownable(name))
                 return -EINVAL;
         r = name_cmd(bus, KDBUS_CMD_NAME_RELEASE, name, 0, NULL);
         if (r == -ESRCH)
@@ -3170,40 +3156,47 @@ int kdbus_bus_get_creator_info(struct kdbus_bus *bus, uint64_t attach_flags,
         return info_cmd(bus, KDBUS_CMD_BUS_CREATOR_INFO, NULL, attach_flags, ret, bus_name);
 }
 
-/* "has no owner" per libkdbus(3) */
-static int resolve_owner(struct kdbus_bus *bus, const char *name, uint64_t *id)
+/*
+ * "Resolve X" (libkdbus(3)) with CONN_INFO and @attach_flags: -ENXIO
+ * when X has no owner in D-Bus terms (invalid, unknown, or held by an
+ * activator, policy holder or monitor); @md is filled only on success.
+ */
+int bus_resolve_owner(struct kdbus_bus *bus, const char *name, uint64_t attach_flags,
+                      struct kdbus_metadata *md)
 {
-        struct kdbus_metadata md;
         int r;
 
+        memset(md, 0, sizeof(*md));
         if (name[0] == ':' ? !kdbus_unique_name_parse(name, NULL) : !kdbus_bus_name_valid(name))
                 return -ENXIO;
-        r = kdbus_bus_get_conn_info(bus, name, 0, &md);
+        r = kdbus_bus_get_conn_info(bus, name, attach_flags, md);
         if (r == -ESRCH || r == -ENXIO || r == -EINVAL)
                 return -ENXIO;
         if (r < 0)
                 return r;
-        *id = md.src_id;
-        r = (md.info_flags & (KDBUS_HELLO_ACTIVATOR | KDBUS_HELLO_POLICY_HOLDER |
-                              KDBUS_HELLO_MONITOR)) ? -ENXIO : 0;
-        kdbus_metadata_free(&md);
-        return r;
+        if (md->info_flags & (KDBUS_HELLO_ACTIVATOR | KDBUS_HELLO_POLICY_HOLDER |
+                              KDBUS_HELLO_MONITOR)) {
+                kdbus_metadata_free(md);
+                return -ENXIO;
+        }
+        return 0;
 }
 
 int kdbus_bus_get_name_owner(struct kdbus_bus *bus, const char *name, char **owner)
 {
+        struct kdbus_metadata md;
         char buf[32];
-        uint64_t id;
         int r;
 
         if (strcmp(name, KDBUS_DRIVER_NAME) == 0) {
                 *owner = strdup(KDBUS_DRIVER_NAME);
                 return *owner ? 0 : -ENOMEM;
         }
-        r = resolve_owner(bus, name, &id);
+        r = bus_resolve_owner(bus, name, 0, &md);
         if (r < 0)
                 return r;
-        snprintf(buf, sizeof(buf), ":1.%llu", (unsigned long long)id);
+        snprintf(buf, sizeof(buf), ":1.%llu", (unsigned long long)md.src_id);
+        kdbus_metadata_free(&md);
         *owner = strdup(buf);
         return *owner ? 0 : -ENOMEM;
 }
@@ -3244,11 +3237,14 @@ int bus_driver_activate(struct kdbus_bus *bus, const char *name, uint64_t timeou
 /* ------------------------------------------------------------------ */
 /* buses and endpoints */
 
-static int make_cmd(int fd, unsigned long request, const char *name, bool with_bloom, bool world)
+/* open @parent and make @name there: the new node's owner fd, or -errno */
+static int make_node(const char *parent, unsigned long request, const char *name, bool with_bloom,
+                     bool world)
 {
         _Alignas(8) uint8_t buf[sizeof(struct kdbus_cmd) + 3 * ITEM_HEADER_SIZE + 16 + 8 + 80];
         struct kdbus_cmd *cmd = (void *)buf;
         struct kdbus_item *item = cmd->items;
+        int fd;
 
         if (strlen(name) > 63)
                 return -ENAMETOOLONG;
@@ -3266,8 +3262,29 @@ static int make_cmd(int fd, unsigned long request, const char *name, bool with_b
         item = item_put(item, KDBUS_ITEM_MAKE_NAME, name, strlen(name) + 1);
         cmd->size = (uint64_t)((uint8_t *)item - buf);
         cmd->flags = world ? KDBUS_MAKE_ACCESS_WORLD : 0;
-        if (ioctl(fd, request, cmd) < 0)
+        fd = open(parent, O_RDWR | O_CLOEXEC);
+        if (fd < 0)
                 return -errno;
+        if (ioctl(fd, request, cmd) < 0) {
+                int r = -errno;
+
+                close(fd);
+                return r;
+        }
+        return fd;
+}
+
+/* hand the made node's fd and path to the caller */
+static int make_done(int fd, const char *path, int *ret_fd, char **ret_path)
+{
+        if (ret_path) {
+                *ret_path = strdup(path);
+                if (!*ret_path) {
+                        close(fd);
+                        return -ENOMEM;
+                }
+        }
+        *ret_fd = fd;
         return 0;
 }
 
@@ -3294,24 +3311,11 @@ int kdbus_bus_make(const char *root, const char *name, bool world, int *ret_fd, 
         if (r < 0)
                 return r;
         snprintf(path, sizeof(path), "%s/control", root);
-        fd = open(path, O_RDWR | O_CLOEXEC);
+        fd = make_node(path, KDBUS_CMD_BUS_MAKE, full, true, world);
         if (fd < 0)
-                return -errno;
-        r = make_cmd(fd, KDBUS_CMD_BUS_MAKE, full, true, world);
-        if (r < 0) {
-                close(fd);
-                return r;
-        }
+                return fd;
         snprintf(path, sizeof(path), "%s/%s/bus", root, full);
-        if (ret_path) {
-                *ret_path = strdup(path);
-                if (!*ret_path) {
-                        close(fd);
-                        return -ENOMEM;
-                }
-        }
-        *ret_fd = fd;
-        return 0;
+        return make_done(fd, path, ret_fd, ret_path);
 }
 
 int kdbus_endpoint_make(const char *bus_path, const char *name, bool world, int *ret_fd,
@@ -3324,24 +3328,11 @@ int kdbus_endpoint_make(const char *bus_path, const char *name, bool world, int 
         r = prefixed_name(name, full, sizeof(full));
         if (r < 0)
                 return r;
-        fd = open(bus_path, O_RDWR | O_CLOEXEC);
+        fd = make_node(bus_path, KDBUS_CMD_ENDPOINT_MAKE, full, false, world);
         if (fd < 0)
-                return -errno;
-        r = make_cmd(fd, KDBUS_CMD_ENDPOINT_MAKE, full, false, world);
-        if (r < 0) {
-                close(fd);
-                return r;
-        }
+                return fd;
         slash = strrchr(bus_path, '/');
         snprintf(path, sizeof(path), "%.*s/%s", slash ? (int)(slash - bus_path) : 1,
                  slash ? bus_path : ".", full);
-        if (ret_path) {
-                *ret_path = strdup(path);
-                if (!*ret_path) {
-                        close(fd);
-                        return -ENOMEM;
-                }
-        }
-        *ret_fd = fd;
-        return 0;
+        return make_done(fd, path, ret_fd, ret_path);
 }

@@ -27,14 +27,6 @@
 #include "match-rule.h"
 #include "bus-internal.h"
 
-#define ALIGN8(x)               (((x) + 7) & ~(uint64_t)7)
-#define ITEM_HEADER_SIZE        16
-#define MAX_PAYLOAD_VEC         0x200000ULL     /* KDBUS_MSG_MAX_PAYLOAD_VEC_SIZE */
-#define MAX_FDS                 16              /* KDBUS_CONN_MAX_FDS_PER_USER */
-#define MAX_PARTS               64              /* payload items accepted on receive */
-#define ITEM_NEXT(i)            ((struct kdbus_item *)((uint8_t *)(i) + ALIGN8((i)->size)))
-
-
 /* ------------------------------------------------------------------ */
 /* the local org.freedesktop.DBus driver (libkdbus(3)) */
 
@@ -77,6 +69,19 @@ static int driver_reply_error(struct kdbus_message *call, struct kdbus_message *
         return bus_driver_seal(m, r, NULL, reply);
 }
 
+/* a failed lookup of @arg: NameHasNoOwner for -ENXIO, Failed for any other errno */
+static int driver_reply_lookup_error(struct kdbus_message *call, struct kdbus_message **reply,
+                                     int err, const char *what, const char *arg)
+{
+        char text[600];
+
+        if (err != -ENXIO)
+                return driver_reply_error(call, reply, "org.freedesktop.DBus.Error.Failed",
+                                          strerror(-err));
+        snprintf(text, sizeof(text), "Could not get %s of name '%s': no such name", what, arg);
+        return driver_reply_error(call, reply, "org.freedesktop.DBus.Error.NameHasNoOwner", text);
+}
+
 static int driver_reply(struct kdbus_message *call, struct kdbus_message **reply,
                         const char *types, ...)
 {
@@ -98,44 +103,13 @@ static int driver_reply(struct kdbus_message *call, struct kdbus_message **reply
 static int driver_reply_strv(struct kdbus_message *call, struct kdbus_message **reply,
                              char *const *strv)
 {
+        struct kdbus_message *m = NULL;
         int r;
 
-        r = kdbus_message_new_method_return(reply, call);
+        r = kdbus_message_new_method_return(&m, call);
         if (r >= 0)
-                r = kdbus_message_append_strv(*reply, strv);
-        if (r >= 0)
-                r = kdbus_message_set_flags(*reply, KDBUS_MESSAGE_NO_REPLY_EXPECTED);
-        if (r >= 0)
-                r = kdbus_message_seal(*reply, KDBUS_LOCAL_SERIAL, KDBUS_DRIVER_NAME);
-        if (r < 0)
-                *reply = kdbus_message_unref(*reply);
-        return r;
-}
-
-/*
- * "Resolve X" (libkdbus(3)) with CONN_INFO and @attach_flags: -ENXIO
- * when X has no owner in D-Bus terms (invalid, unknown, or held by an
- * activator, policy holder or monitor); @md is filled only on success.
- */
-static int driver_resolve(struct kdbus_bus *bus, const char *name, uint64_t attach_flags,
-                          struct kdbus_metadata *md)
-{
-        int r;
-
-        memset(md, 0, sizeof(*md));
-        if (name[0] == ':' ? !kdbus_unique_name_parse(name, NULL) : !kdbus_bus_name_valid(name))
-                return -ENXIO;
-        r = kdbus_bus_get_conn_info(bus, name, attach_flags, md);
-        if (r == -ESRCH || r == -ENXIO || r == -EINVAL)
-                return -ENXIO;
-        if (r < 0)
-                return r;
-        if (md->info_flags & (KDBUS_HELLO_ACTIVATOR | KDBUS_HELLO_POLICY_HOLDER |
-                              KDBUS_HELLO_MONITOR)) {
-                kdbus_metadata_free(md);
-                return -ENXIO;
-        }
-        return 0;
+                r = kdbus_message_append_strv(m, strv);
+        return bus_driver_seal(m, r, NULL, reply);
 }
 
 static int cmp_u64(const void *a, const void *b)
@@ -150,6 +124,24 @@ static int cmp_u32(const void *a, const void *b)
         uint32_t x = *(const uint32_t *)a, y = *(const uint32_t *)b;
 
         return x < y ? -1 : x > y;
+}
+
+/**
+ * bus_groups_sort_unique() - a GetConnectionCredentials group list as D-Bus gives it
+ * @groups:     group IDs, sorted in place
+ * @n:          how many
+ *
+ * Return: how many are left at the front of @groups, sorted, each once.
+ */
+size_t bus_groups_sort_unique(uint32_t *groups, size_t n)
+{
+        size_t j = 0;
+
+        qsort(groups, n, sizeof(*groups), cmp_u32);
+        for (size_t i = 0; i < n; i++)
+                if (j == 0 || groups[i] != groups[j - 1])
+                        groups[j++] = groups[i];
+        return j;
 }
 
 /*
@@ -280,15 +272,7 @@ static int driver_credentials(struct kdbus_message *m, const struct kdbus_metada
                 for (size_t i = 0; i < md->n_auxgroups; i++)
                         if (md->auxgroups[i] < 0xFFFFFFFFu)
                                 groups[n++] = (uint32_t)md->auxgroups[i];
-                qsort(groups, n, sizeof(*groups), cmp_u32);
-                {
-                        size_t j = 0;
-
-                        for (size_t i = 0; i < n; i++)
-                                if (j == 0 || groups[i] != groups[j - 1])
-                                        groups[j++] = groups[i];
-                        n = j;
-                }
+                n = bus_groups_sort_unique(groups, n);
                 r = dict_append_array(m, "UnixGroupIDs", "au", groups, n * sizeof(*groups));
                 free(groups);
         }
@@ -676,7 +660,7 @@ int bus_driver_call(struct kdbus_bus *bus, struct kdbus_message *call,
                         if (strcmp(arg, KDBUS_DRIVER_NAME) == 0)
                                 return driver_reply_strv(call, reply, one);
                         if (arg[0] == ':') {
-                                r = driver_resolve(bus, arg, 0, &md);
+                                r = bus_resolve_owner(bus, arg, 0, &md);
                                 if (r >= 0) {
                                         kdbus_metadata_free(&md);
                                         return driver_reply_strv(call, reply, one);
@@ -690,13 +674,7 @@ int bus_driver_call(struct kdbus_bus *bus, struct kdbus_message *call,
                                         return r;
                                 }
                         }
-                        if (r != -ENXIO)
-                                return driver_reply_error(call, reply,
-                                                          "org.freedesktop.DBus.Error.Failed", strerror(-r));
-                        snprintf(text, sizeof(text),
-                                 "Could not get owners of name '%s': no such name", arg);
-                        return driver_reply_error(call, reply,
-                                                  "org.freedesktop.DBus.Error.NameHasNoOwner", text);
+                        return driver_reply_lookup_error(call, reply, r, "owners", arg);
                 }
                 if (strcmp(member, "StartServiceByName") == 0) {
                         struct kdbus_metadata md;
@@ -719,7 +697,7 @@ int bus_driver_call(struct kdbus_bus *bus, struct kdbus_message *call,
                                 return driver_reply_error(call, reply,
                                                           "org.freedesktop.DBus.Error.ServiceUnknown", text);
                         }
-                        r = driver_resolve(bus, arg, 0, &md);
+                        r = bus_resolve_owner(bus, arg, 0, &md);
                         if (r >= 0) {
                                 kdbus_metadata_free(&md);
                                 return driver_reply(call, reply, "u", (uint32_t)2);
@@ -737,6 +715,7 @@ int bus_driver_call(struct kdbus_bus *bus, struct kdbus_message *call,
                         return driver_reply(call, reply, "u", (uint32_t)1);
                 }
                 if (strcmp(member, "GetConnectionCredentials") == 0) {
+                        struct kdbus_message *m = NULL;
                         struct kdbus_metadata md;
 
                         if (strcmp(arg, KDBUS_DRIVER_NAME) == 0) {
@@ -745,33 +724,18 @@ int bus_driver_call(struct kdbus_bus *bus, struct kdbus_message *call,
                                 md.euid = geteuid();
                                 md.pid = (uint64_t)getpid();
                         } else {
-                                r = driver_resolve(bus, arg, KDBUS_ATTACH_CREDS | KDBUS_ATTACH_PIDS |
+                                r = bus_resolve_owner(bus, arg, KDBUS_ATTACH_CREDS | KDBUS_ATTACH_PIDS |
                                                    KDBUS_ATTACH_AUXGROUPS | KDBUS_ATTACH_SECLABEL,
                                                    &md);
-                                if (r == -ENXIO) {
-                                        snprintf(text, sizeof(text),
-                                                 "Could not get credentials of name '%s': no such name",
-                                                 arg);
-                                        return driver_reply_error(call, reply,
-                                                                  "org.freedesktop.DBus.Error.NameHasNoOwner",
-                                                                  text);
-                                }
                                 if (r < 0)
-                                        return driver_reply_error(call, reply,
-                                                                  "org.freedesktop.DBus.Error.Failed",
-                                                                  strerror(-r));
+                                        return driver_reply_lookup_error(call, reply, r,
+                                                                         "credentials", arg);
                         }
-                        r = kdbus_message_new_method_return(reply, call);
+                        r = kdbus_message_new_method_return(&m, call);
                         if (r >= 0)
-                                r = driver_credentials(*reply, &md);
-                        if (r >= 0)
-                                r = kdbus_message_set_flags(*reply, KDBUS_MESSAGE_NO_REPLY_EXPECTED);
-                        if (r >= 0)
-                                r = kdbus_message_seal(*reply, KDBUS_LOCAL_SERIAL, KDBUS_DRIVER_NAME);
-                        if (r < 0)
-                                *reply = kdbus_message_unref(*reply);
+                                r = driver_credentials(m, &md);
                         kdbus_metadata_free(&md);
-                        return r;
+                        return bus_driver_seal(m, r, NULL, reply);
                 }
                 if (strcmp(member, "GetAdtAuditSessionData") == 0 ||
                     strcmp(member, "GetConnectionSELinuxSecurityContext") == 0) {
@@ -783,18 +747,12 @@ int bus_driver_call(struct kdbus_bus *bus, struct kdbus_message *call,
                                 memset(&md, 0, sizeof(md));
                                 r = 0;
                         } else {
-                                r = driver_resolve(bus, arg, adt ? 0 : KDBUS_ATTACH_SECLABEL, &md);
-                        }
-                        if (r == -ENXIO) {
-                                snprintf(text, sizeof(text),
-                                         "Could not get %s of name '%s': no such name",
-                                         adt ? "audit session data" : "security context", arg);
-                                return driver_reply_error(call, reply,
-                                                          "org.freedesktop.DBus.Error.NameHasNoOwner", text);
+                                r = bus_resolve_owner(bus, arg, adt ? 0 : KDBUS_ATTACH_SECLABEL, &md);
                         }
                         if (r < 0)
-                                return driver_reply_error(call, reply,
-                                                          "org.freedesktop.DBus.Error.Failed", strerror(-r));
+                                return driver_reply_lookup_error(call, reply, r,
+                                                                 adt ? "audit session data" :
+                                                                 "security context", arg);
                         if (!adt && selinux && md.seclabel) {
                                 struct kdbus_message *m = NULL;
 
@@ -802,17 +760,8 @@ int bus_driver_call(struct kdbus_bus *bus, struct kdbus_message *call,
                                 if (r >= 0)
                                         r = kdbus_message_append_array(m, 'y', md.seclabel,
                                                                        strlen(md.seclabel));
-                                if (r >= 0)
-                                        r = kdbus_message_set_flags(m, KDBUS_MESSAGE_NO_REPLY_EXPECTED);
-                                if (r >= 0)
-                                        r = kdbus_message_seal(m, KDBUS_LOCAL_SERIAL, KDBUS_DRIVER_NAME);
                                 kdbus_metadata_free(&md);
-                                if (r < 0) {
-                                        kdbus_message_unref(m);
-                                        return r;
-                                }
-                                *reply = m;
-                                return 0;
+                                return bus_driver_seal(m, r, NULL, reply);
                         }
                         kdbus_metadata_free(&md);
                         snprintf(text, sizeof(text), "Could not determine %s for '%s'",
@@ -828,8 +777,7 @@ int bus_driver_call(struct kdbus_bus *bus, struct kdbus_message *call,
 
                         if (req)
                                 kdbus_message_read_basic(call, 'u', &flags);
-                        if (arg[0] == ':' || !kdbus_bus_name_valid(arg) ||
-                            strcmp(arg, KDBUS_DRIVER_NAME) == 0) {
+                        if (!bus_name_ownable(arg)) {
                                 snprintf(text, sizeof(text), "Requested bus name \"%s\" is not valid", arg);
                                 return driver_reply_error(call, reply,
                                                           "org.freedesktop.DBus.Error.InvalidArgs", text);
@@ -857,17 +805,10 @@ int bus_driver_call(struct kdbus_bus *bus, struct kdbus_message *call,
                         bool has = member[0] == 'N';
 
                         r = kdbus_bus_get_name_owner(bus, arg, &owner);
-                        if (r == -ENXIO) {
-                                if (has)
-                                        return driver_reply(call, reply, "b", 0);
-                                snprintf(text, sizeof(text),
-                                         "Could not get owner of name '%s': no such name", arg);
-                                return driver_reply_error(call, reply,
-                                                          "org.freedesktop.DBus.Error.NameHasNoOwner", text);
-                        }
+                        if (r == -ENXIO && has)
+                                return driver_reply(call, reply, "b", 0);
                         if (r < 0)
-                                return driver_reply_error(call, reply,
-                                                          "org.freedesktop.DBus.Error.Failed", strerror(-r));
+                                return driver_reply_lookup_error(call, reply, r, "owner", arg);
                         r = has ? driver_reply(call, reply, "b", 1)
                                 : driver_reply(call, reply, "s", owner);
                         free(owner);
@@ -881,18 +822,11 @@ int bus_driver_call(struct kdbus_bus *bus, struct kdbus_message *call,
                         if (strcmp(arg, KDBUS_DRIVER_NAME) == 0)
                                 return driver_reply(call, reply, "u",
                                                     user ? (uint32_t)geteuid() : (uint32_t)getpid());
-                        r = driver_resolve(bus, arg,
+                        r = bus_resolve_owner(bus, arg,
                                            user ? KDBUS_ATTACH_CREDS : KDBUS_ATTACH_PIDS, &md);
-                        if (r == -ENXIO) {
-                                snprintf(text, sizeof(text),
-                                         "Could not get %s of name '%s': no such name",
-                                         user ? "UID" : "PID", arg);
-                                return driver_reply_error(call, reply,
-                                                          "org.freedesktop.DBus.Error.NameHasNoOwner", text);
-                        }
                         if (r < 0)
-                                return driver_reply_error(call, reply,
-                                                          "org.freedesktop.DBus.Error.Failed", strerror(-r));
+                                return driver_reply_lookup_error(call, reply, r,
+                                                                 user ? "UID" : "PID", arg);
                         if (user ? !md.has_creds || md.euid == 0xFFFFFFFFu
                                  : !md.has_pids || md.pid == 0) {
                                 kdbus_metadata_free(&md);

@@ -15,6 +15,7 @@
 
 #include <linux/kdbus.h>
 
+#include "bus-internal.h"         /* libkdbus's sources are linked in */
 #include "proxy.h"
 
 /* dbus-daemon's default activation timeout */
@@ -145,13 +146,6 @@ static int start_service(struct proxy_client *c, struct kdbus_message *call)
         return 0;
 }
 
-static int cmp_gid(const void *a, const void *b)
-{
-        gid_t x = *(const gid_t *)a, y = *(const gid_t *)b;
-
-        return x < y ? -1 : x > y;
-}
-
 /* the identity of one of our clients as dbus-daemon gives it (SO_PEER*) */
 static int client_credentials(struct proxy_client *c, struct kdbus_message *call,
                               struct proxy_client *who)
@@ -169,15 +163,7 @@ static int client_credentials(struct proxy_client *c, struct kdbus_message *call
         groups[n++] = (uint32_t)who->gid;
         for (size_t i = 0; i < who->n_groups; i++)
                 groups[n++] = (uint32_t)who->groups[i];
-        qsort(groups, n, sizeof(*groups), cmp_gid);
-        {
-                size_t j = 0;
-
-                for (size_t i = 0; i < n; i++)
-                        if (j == 0 || groups[i] != groups[j - 1])
-                                groups[j++] = groups[i];
-                n = j;
-        }
+        n = bus_groups_sort_unique(groups, n);
         r = kdbus_message_new_method_return(&m, call);
         if (r >= 0)
                 r = kdbus_message_open_container(m, 'a', "{sv}");

@@ -708,6 +708,44 @@ int kn_expect_id(struct kdbus_conn *c, uint64_t type, uint64_t id,
 	return TEST_OK;
 }
 
+/* a signal with a BLOOM_FILTER of generation @generation to @dst */
+int kdbus_send_bloom_signal(struct kdbus_conn *c, uint64_t dst, uint64_t cookie,
+			    const uint64_t *filter, uint64_t generation)
+{
+	struct kdbus_msg *m = kdbus_msg_new(dst, cookie, KDBUS_MSG_SIGNAL, 0,
+					    "sig", 3);
+	struct kdbus_item *it;
+	int r;
+
+	it = cmd_add_item(m, KDBUS_ITEM_BLOOM_FILTER, NULL,
+			  sizeof(struct kdbus_bloom_filter) +
+			  KDBUS_DEFAULT_BLOOM);
+	it->bloom_filter.generation = generation;
+	memcpy(it->bloom_filter.data, filter, KDBUS_DEFAULT_BLOOM);
+	r = kdbus_send_msg(c->fd, 0, m, NULL);
+	cmd_free(m);
+	return r;
+}
+
+/* the next message is a kernel notification of this type about id */
+int kdbus_expect_notify(struct kdbus_conn *c, uint64_t type, uint64_t id)
+{
+	struct kdbus_msg *msg;
+	uint64_t off;
+
+	ASSERT_OK(kdbus_recv_msg(c, 0, 0, &msg, &off));
+	ASSERT_EQ(msg->src_id, KDBUS_SRC_ID_KERNEL);
+	ASSERT_EQ(msg->items[0].type, type);
+	if (type == KDBUS_ITEM_ID_ADD || type == KDBUS_ITEM_ID_REMOVE)
+		ASSERT_EQ(msg->items[0].id_change.id, id);
+	else if (type == KDBUS_ITEM_NAME_REMOVE)
+		ASSERT_EQ(msg->items[0].name_change.old_id.id, id);
+	else
+		ASSERT_EQ(msg->items[0].name_change.new_id.id, id);
+	ASSERT_OK(kdbus_free(c, off));
+	return TEST_OK;
+}
+
 /* a message (no payload) to a well-known name */
 int kn_send_name(struct kdbus_conn *c, const char *name, uint64_t dst_id,
 		 uint64_t cookie, uint64_t flags, uint64_t word56)

@@ -142,6 +142,15 @@ int kdbus_wait_readable(int fd, int timeout_ms);
 int kdbus_wait_recv(struct kdbus_conn *c, int timeout_ms,
 		    struct kdbus_msg **msg, uint64_t *offset);
 
+/* a signal with a BLOOM_FILTER (KDBUS_DEFAULT_BLOOM bytes) to dst */
+int kdbus_send_bloom_signal(struct kdbus_conn *c, uint64_t dst, uint64_t cookie,
+			    const uint64_t *filter, uint64_t generation);
+/*
+ * TEST_OK if the next message is a kernel notification of @type about @id
+ * (ID_ADD/ID_REMOVE: the id; NAME_REMOVE: the old owner; else the new one)
+ */
+int kdbus_expect_notify(struct kdbus_conn *c, uint64_t type, uint64_t id);
+
 /* first item of the given type in a message, or NULL */
 struct kdbus_item *kdbus_msg_find(struct kdbus_msg *msg, uint64_t type);
 /* the bytes of the n-th PAYLOAD_OFF item (data only), or NULL */

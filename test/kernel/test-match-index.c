@@ -324,24 +324,6 @@ static void random_filter(uint64_t *filter, const struct model_conn *mcs,
 	}
 }
 
-static int send_signal(struct kdbus_conn *c, uint64_t cookie,
-		       const uint64_t *filter, uint64_t gen)
-{
-	struct kdbus_msg *m = kdbus_msg_new(KDBUS_DST_ID_BROADCAST, cookie,
-					    KDBUS_MSG_SIGNAL, 0, "idx", 3);
-	struct kdbus_item *it;
-	int r;
-
-	it = cmd_add_item(m, KDBUS_ITEM_BLOOM_FILTER, NULL,
-			  sizeof(struct kdbus_bloom_filter) +
-			  KDBUS_DEFAULT_BLOOM);
-	it->bloom_filter.generation = gen;
-	memcpy(it->bloom_filter.data, filter, KDBUS_DEFAULT_BLOOM);
-	r = kdbus_send_msg(c->fd, 0, m, NULL);
-	cmd_free(m);
-	return r;
-}
-
 /* every receiver got exactly the signals the model expects, in order */
 static int check_receivers(struct model_conn *mcs, unsigned int n,
 			   unsigned int *n_wanted)
@@ -402,7 +384,8 @@ static int broadcast_round(struct model_conn *mcs, unsigned int n,
 		uint64_t gen = gens[k % 5];
 
 		random_filter(filter, mcs, n, gen);
-		ASSERT_OK(send_signal(src, 100 + k, filter, gen));
+		ASSERT_OK(kdbus_send_bloom_signal(src, KDBUS_DST_ID_BROADCAST, 100 + k,
+						  filter, gen));
 		for (i = 0; i < n; i++)
 			if (mcs[i].c && model_wants_signal(&mcs[i], src->id,
 							    filter, gen))
@@ -490,25 +473,6 @@ KDBUS_TEST_FULL(match_index, signals_model, 0, 600)
 	return TEST_OK;
 }
 
-/* receive the next message: a notification of this type about id */
-static int expect_notify(struct kdbus_conn *c, uint64_t type, uint64_t id)
-{
-	struct kdbus_msg *msg;
-	uint64_t off;
-
-	ASSERT_OK(kdbus_recv_msg(c, 0, 0, &msg, &off));
-	ASSERT_EQ(msg->src_id, KDBUS_SRC_ID_KERNEL);
-	ASSERT_EQ(msg->items[0].type, type);
-	if (type == KDBUS_ITEM_NAME_ADD)
-		ASSERT_EQ(msg->items[0].name_change.new_id.id, id);
-	else if (type == KDBUS_ITEM_NAME_REMOVE)
-		ASSERT_EQ(msg->items[0].name_change.old_id.id, id);
-	else
-		ASSERT_EQ(msg->items[0].id_change.id, id);
-	ASSERT_OK(kdbus_free(c, off));
-	return TEST_OK;
-}
-
 /* every receiver got exactly the notification the model expects, or none */
 static int check_notify(struct model_conn *mcs, unsigned int n,
 			uint64_t type, uint64_t id, unsigned int *n_got)
@@ -519,7 +483,7 @@ static int check_notify(struct model_conn *mcs, unsigned int n,
 		if (!mcs[i].c)
 			continue;
 		if (model_wants_notify(&mcs[i], type, id)) {
-			RUN(expect_notify(mcs[i].c, type, id));
+			RUN(kdbus_expect_notify(mcs[i].c, type, id));
 			(*n_got)++;
 		}
 		if (kdbus_recv(mcs[i].c, 0, 0, NULL) != -EAGAIN)

@@ -99,25 +99,6 @@ static int match_name_change(struct kdbus_conn *c, uint64_t cookie,
 	return match_commit(c, m);
 }
 
-/* a signal with a bloom filter; dst is BROADCAST or a connection ID */
-static int send_signal(struct kdbus_conn *c, uint64_t dst, uint64_t cookie,
-		       const uint64_t *filter, uint64_t generation)
-{
-	struct kdbus_msg *m = kdbus_msg_new(dst, cookie, KDBUS_MSG_SIGNAL, 0,
-					    "sig", 3);
-	struct kdbus_item *it;
-	int r;
-
-	it = cmd_add_item(m, KDBUS_ITEM_BLOOM_FILTER, NULL,
-			  sizeof(struct kdbus_bloom_filter) +
-			  KDBUS_DEFAULT_BLOOM);
-	it->bloom_filter.generation = generation;
-	memcpy(it->bloom_filter.data, filter, KDBUS_DEFAULT_BLOOM);
-	r = kdbus_send_msg(c->fd, 0, m, NULL);
-	cmd_free(m);
-	return r;
-}
-
 /* the next message is the signal with this cookie from src */
 static int expect_signal(struct kdbus_conn *c, uint64_t src, uint64_t cookie)
 {
@@ -129,25 +110,6 @@ static int expect_signal(struct kdbus_conn *c, uint64_t src, uint64_t cookie)
 	ASSERT_EQ(msg->cookie, cookie);
 	ASSERT(msg->flags & KDBUS_MSG_SIGNAL);
 	ASSERT(kdbus_msg_find(msg, KDBUS_ITEM_BLOOM_FILTER));
-	ASSERT_OK(kdbus_free(c, off));
-	return TEST_OK;
-}
-
-/* the next message is a kernel notification of this type about id */
-static int expect_notify(struct kdbus_conn *c, uint64_t type, uint64_t id)
-{
-	struct kdbus_msg *msg;
-	uint64_t off;
-
-	ASSERT_OK(kdbus_recv_msg(c, 0, 0, &msg, &off));
-	ASSERT_EQ(msg->src_id, KDBUS_SRC_ID_KERNEL);
-	ASSERT_EQ(msg->items[0].type, type);
-	if (type == KDBUS_ITEM_ID_ADD || type == KDBUS_ITEM_ID_REMOVE)
-		ASSERT_EQ(msg->items[0].id_change.id, id);
-	else if (type == KDBUS_ITEM_NAME_REMOVE)
-		ASSERT_EQ(msg->items[0].name_change.old_id.id, id);
-	else
-		ASSERT_EQ(msg->items[0].name_change.new_id.id, id);
 	ASSERT_OK(kdbus_free(c, off));
 	return TEST_OK;
 }
@@ -349,28 +311,28 @@ KDBUS_TEST(match, cookies_replace, 0)
 	ASSERT_OK(match_bloom(b, 8, 0, fa, 1));
 
 	/* one copy even though two matches accept it */
-	ASSERT_OK(send_signal(a, KDBUS_DST_ID_BROADCAST, 1, fa, 0));
+	ASSERT_OK(kdbus_send_bloom_signal(a, KDBUS_DST_ID_BROADCAST, 1, fa, 0));
 	RUN(expect_signal(b, a->id, 1));
 	RUN(expect_none(b));
 
 	/* REMOVE takes both matches of cookie 7 */
 	ASSERT_OK(match_remove(b, 7));
 	ASSERT_ERR(match_remove(b, 7), EBADSLT);
-	ASSERT_OK(send_signal(a, KDBUS_DST_ID_BROADCAST, 2, fb, 0));
+	ASSERT_OK(kdbus_send_bloom_signal(a, KDBUS_DST_ID_BROADCAST, 2, fb, 0));
 	RUN(expect_none(b));
-	ASSERT_OK(send_signal(a, KDBUS_DST_ID_BROADCAST, 3, fa, 0));
+	ASSERT_OK(kdbus_send_bloom_signal(a, KDBUS_DST_ID_BROADCAST, 3, fa, 0));
 	RUN(expect_signal(b, a->id, 3));
 
 	/* REPLACE cookie 8: fa no longer, fb now */
 	ASSERT_OK(match_bloom(b, 8, KDBUS_MATCH_REPLACE, fb, 1));
-	ASSERT_OK(send_signal(a, KDBUS_DST_ID_BROADCAST, 4, fa, 0));
+	ASSERT_OK(kdbus_send_bloom_signal(a, KDBUS_DST_ID_BROADCAST, 4, fa, 0));
 	RUN(expect_none(b));
-	ASSERT_OK(send_signal(a, KDBUS_DST_ID_BROADCAST, 5, fb, 0));
+	ASSERT_OK(kdbus_send_bloom_signal(a, KDBUS_DST_ID_BROADCAST, 5, fb, 0));
 	RUN(expect_signal(b, a->id, 5));
 
 	/* REPLACE with no existing match is not an error */
 	ASSERT_OK(match_bloom(b, 9, KDBUS_MATCH_REPLACE, fa, 1));
-	ASSERT_OK(send_signal(a, KDBUS_DST_ID_BROADCAST, 6, fa, 0));
+	ASSERT_OK(kdbus_send_bloom_signal(a, KDBUS_DST_ID_BROADCAST, 6, fa, 0));
 	RUN(expect_signal(b, a->id, 6));
 
 	/* the sender never got anything: it has no matches */
@@ -404,30 +366,38 @@ KDBUS_TEST(match, bloom_generations, 0)
 	ASSERT_OK(kdbus_hello(env->bus_path, 0, 0, KDBUS_DEFAULT_POOL, &b));
 	ASSERT_OK(match_bloom(b, 1, 0, mask, 2));
 
-	ASSERT_OK(send_signal(a, KDBUS_DST_ID_BROADCAST, 1, filt, 0));
+	ASSERT_OK(kdbus_send_bloom_signal(a, KDBUS_DST_ID_BROADCAST,
+					  1, filt, 0));
 	RUN(expect_signal(b, a->id, 1));
 	/* generation 0: the member bit is missing */
-	ASSERT_OK(send_signal(a, KDBUS_DST_ID_BROADCAST, 2, both, 0));
+	ASSERT_OK(kdbus_send_bloom_signal(a, KDBUS_DST_ID_BROADCAST,
+					  2, both, 0));
 	RUN(expect_none(b));
 	/* generation 1 and newer ones use the last mask */
-	ASSERT_OK(send_signal(a, KDBUS_DST_ID_BROADCAST, 3, both, 1));
+	ASSERT_OK(kdbus_send_bloom_signal(a, KDBUS_DST_ID_BROADCAST,
+					  3, both, 1));
 	RUN(expect_signal(b, a->id, 3));
-	ASSERT_OK(send_signal(a, KDBUS_DST_ID_BROADCAST, 4, both, 99));
+	ASSERT_OK(kdbus_send_bloom_signal(a, KDBUS_DST_ID_BROADCAST,
+					  4, both, 99));
 	RUN(expect_signal(b, a->id, 4));
 	/* an empty filter never carries the mask's bits */
-	ASSERT_OK(send_signal(a, KDBUS_DST_ID_BROADCAST, 5, none, 1));
+	ASSERT_OK(kdbus_send_bloom_signal(a, KDBUS_DST_ID_BROADCAST,
+					  5, none, 1));
 	RUN(expect_none(b));
 
 	/* the filter carrying extra bits is fine, the reverse is not */
 	ASSERT_OK(match_bloom(b, 1, KDBUS_MATCH_REPLACE, ones, 1));
-	ASSERT_OK(send_signal(a, KDBUS_DST_ID_BROADCAST, 6, filt, 0));
+	ASSERT_OK(kdbus_send_bloom_signal(a, KDBUS_DST_ID_BROADCAST,
+					  6, filt, 0));
 	RUN(expect_none(b));
-	ASSERT_OK(send_signal(a, KDBUS_DST_ID_BROADCAST, 7, ones, 0));
+	ASSERT_OK(kdbus_send_bloom_signal(a, KDBUS_DST_ID_BROADCAST,
+					  7, ones, 0));
 	RUN(expect_signal(b, a->id, 7));
 
 	/* an all-zero mask passes every filter */
 	ASSERT_OK(match_bloom(b, 1, KDBUS_MATCH_REPLACE, none, 1));
-	ASSERT_OK(send_signal(a, KDBUS_DST_ID_BROADCAST, 8, none, 0));
+	ASSERT_OK(kdbus_send_bloom_signal(a, KDBUS_DST_ID_BROADCAST,
+					  8, none, 0));
 	RUN(expect_signal(b, a->id, 8));
 
 	kdbus_conn_free(b);
@@ -450,29 +420,34 @@ KDBUS_TEST(match, id_dst_and_or, 0)
 
 	/* ID: from a only */
 	ASSERT_OK(match_u64(b, 1, KDBUS_ITEM_ID, a->id));
-	ASSERT_OK(send_signal(a, KDBUS_DST_ID_BROADCAST, 1, zero, 0));
-	ASSERT_OK(send_signal(c, KDBUS_DST_ID_BROADCAST, 2, zero, 0));
+	ASSERT_OK(kdbus_send_bloom_signal(a, KDBUS_DST_ID_BROADCAST,
+					  1, zero, 0));
+	ASSERT_OK(kdbus_send_bloom_signal(c, KDBUS_DST_ID_BROADCAST,
+					  2, zero, 0));
 	RUN(expect_signal(b, a->id, 1));
 	RUN(expect_none(b));
 
 	/* ID ANY: everybody, including b itself */
 	ASSERT_OK(match_u64(b, 1, KDBUS_ITEM_ID, KDBUS_MATCH_ID_ANY));
-	ASSERT_OK(send_signal(c, KDBUS_DST_ID_BROADCAST, 3, zero, 0));
+	ASSERT_OK(kdbus_send_bloom_signal(c, KDBUS_DST_ID_BROADCAST,
+					  3, zero, 0));
 	RUN(expect_signal(b, c->id, 3));
-	ASSERT_OK(send_signal(b, KDBUS_DST_ID_BROADCAST, 4, zero, 0));
+	ASSERT_OK(kdbus_send_bloom_signal(b, KDBUS_DST_ID_BROADCAST,
+					  4, zero, 0));
 	RUN(expect_signal(b, b->id, 4));
 	ASSERT_OK(match_remove(b, 1));
 
 	/* DST_ID = b: unicast signals to b, not broadcasts */
 	ASSERT_OK(match_u64(b, 2, KDBUS_ITEM_DST_ID, b->id));
-	ASSERT_OK(send_signal(a, KDBUS_DST_ID_BROADCAST, 5, zero, 0));
+	ASSERT_OK(kdbus_send_bloom_signal(a, KDBUS_DST_ID_BROADCAST,
+					  5, zero, 0));
 	RUN(expect_none(b));
-	ASSERT_OK(send_signal(a, b->id, 6, zero, 0));
+	ASSERT_OK(kdbus_send_bloom_signal(a, b->id, 6, zero, 0));
 	RUN(expect_signal(b, a->id, 6));
 	ASSERT_OK(match_remove(b, 2));
 
 	/* a unicast signal without an accepting match is dropped, send 0 */
-	ASSERT_OK(send_signal(a, b->id, 7, zero, 0));
+	ASSERT_OK(kdbus_send_bloom_signal(a, b->id, 7, zero, 0));
 	RUN(expect_none(b));
 
 	/* AND: ID a and the bloom mask fa */
@@ -480,17 +455,21 @@ KDBUS_TEST(match, id_dst_and_or, 0)
 	cmd_add_u64(m, KDBUS_ITEM_ID, a->id);
 	cmd_add_item(m, KDBUS_ITEM_BLOOM_MASK, fa, KDBUS_DEFAULT_BLOOM);
 	ASSERT_OK(match_commit(b, m));
-	ASSERT_OK(send_signal(a, KDBUS_DST_ID_BROADCAST, 8, zero, 0));
-	ASSERT_OK(send_signal(c, KDBUS_DST_ID_BROADCAST, 9, fa, 0));
+	ASSERT_OK(kdbus_send_bloom_signal(a, KDBUS_DST_ID_BROADCAST,
+					  8, zero, 0));
+	ASSERT_OK(kdbus_send_bloom_signal(c, KDBUS_DST_ID_BROADCAST, 9, fa, 0));
 	RUN(expect_none(b));
-	ASSERT_OK(send_signal(a, KDBUS_DST_ID_BROADCAST, 10, fa, 0));
+	ASSERT_OK(kdbus_send_bloom_signal(a, KDBUS_DST_ID_BROADCAST,
+					  10, fa, 0));
 	RUN(expect_signal(b, a->id, 10));
 
 	/* OR: a second match for c's ID */
 	ASSERT_OK(match_u64(b, 4, KDBUS_ITEM_ID, c->id));
-	ASSERT_OK(send_signal(c, KDBUS_DST_ID_BROADCAST, 11, zero, 0));
+	ASSERT_OK(kdbus_send_bloom_signal(c, KDBUS_DST_ID_BROADCAST,
+					  11, zero, 0));
 	RUN(expect_signal(b, c->id, 11));
-	ASSERT_OK(send_signal(a, KDBUS_DST_ID_BROADCAST, 12, zero, 0));
+	ASSERT_OK(kdbus_send_bloom_signal(a, KDBUS_DST_ID_BROADCAST,
+					  12, zero, 0));
 	RUN(expect_none(b));
 
 	/* user-message rules never select notifications */
@@ -517,11 +496,13 @@ KDBUS_TEST(match, name_rule, 0)
 	cmd_add_str(m, KDBUS_ITEM_NAME, "org.example.Sender");
 	ASSERT_OK(match_commit(b, m));
 
-	ASSERT_OK(send_signal(a, KDBUS_DST_ID_BROADCAST, 1, zero, 0));
+	ASSERT_OK(kdbus_send_bloom_signal(a, KDBUS_DST_ID_BROADCAST,
+					  1, zero, 0));
 	RUN(expect_none(b));
 
 	ASSERT_OK(name_acquire(a, "org.example.Sender"));
-	ASSERT_OK(send_signal(a, KDBUS_DST_ID_BROADCAST, 2, zero, 0));
+	ASSERT_OK(kdbus_send_bloom_signal(a, KDBUS_DST_ID_BROADCAST,
+					  2, zero, 0));
 	RUN(expect_signal(b, a->id, 2));
 
 	/* c merely waits in the queue: not an owner */
@@ -534,14 +515,17 @@ KDBUS_TEST(match, name_rule, 0)
 		ASSERT(cmd->return_flags & KDBUS_NAME_IN_QUEUE);
 		cmd_free(cmd);
 	}
-	ASSERT_OK(send_signal(c, KDBUS_DST_ID_BROADCAST, 3, zero, 0));
+	ASSERT_OK(kdbus_send_bloom_signal(c, KDBUS_DST_ID_BROADCAST,
+					  3, zero, 0));
 	RUN(expect_none(b));
 
 	/* after a released it, c owns it */
 	ASSERT_OK(name_release(a, "org.example.Sender"));
-	ASSERT_OK(send_signal(a, KDBUS_DST_ID_BROADCAST, 4, zero, 0));
+	ASSERT_OK(kdbus_send_bloom_signal(a, KDBUS_DST_ID_BROADCAST,
+					  4, zero, 0));
 	RUN(expect_none(b));
-	ASSERT_OK(send_signal(c, KDBUS_DST_ID_BROADCAST, 5, zero, 0));
+	ASSERT_OK(kdbus_send_bloom_signal(c, KDBUS_DST_ID_BROADCAST,
+					  5, zero, 0));
 	RUN(expect_signal(b, c->id, 5));
 
 	kdbus_conn_free(c);
@@ -566,7 +550,7 @@ KDBUS_TEST(match, notify_id, 0)
 
 	ASSERT_OK(kdbus_hello(env->bus_path, 0, 0, KDBUS_DEFAULT_POOL, &c));
 	c_id = c->id;
-	RUN(expect_notify(b, KDBUS_ITEM_ID_ADD, c_id));
+	RUN(kdbus_expect_notify(b, KDBUS_ITEM_ID_ADD, c_id));
 	RUN(expect_none(b));
 	RUN(expect_none(a));
 
@@ -576,27 +560,29 @@ KDBUS_TEST(match, notify_id, 0)
 
 	/* an ID_REMOVE rule for one specific ID */
 	ASSERT_OK(kdbus_hello(env->bus_path, 0, 0, KDBUS_DEFAULT_POOL, &c));
-	RUN(expect_notify(b, KDBUS_ITEM_ID_ADD, c->id));
+	RUN(kdbus_expect_notify(b, KDBUS_ITEM_ID_ADD, c->id));
 	ASSERT_OK(kdbus_hello(env->bus_path, 0, 0, KDBUS_DEFAULT_POOL, &d));
-	RUN(expect_notify(b, KDBUS_ITEM_ID_ADD, d->id));
+	RUN(kdbus_expect_notify(b, KDBUS_ITEM_ID_ADD, d->id));
 	ASSERT_OK(match_id_change(b, 2, KDBUS_ITEM_ID_REMOVE, d->id));
 	kdbus_conn_free(c);
 	RUN(expect_none(b));
 	c_id = d->id;
 	kdbus_conn_free(d);
-	RUN(expect_notify(b, KDBUS_ITEM_ID_REMOVE, c_id));
+	RUN(kdbus_expect_notify(b, KDBUS_ITEM_ID_REMOVE, c_id));
 
 	/* notification rules never select user signals */
-	ASSERT_OK(send_signal(a, KDBUS_DST_ID_BROADCAST, 1, zero, 0));
+	ASSERT_OK(kdbus_send_bloom_signal(a, KDBUS_DST_ID_BROADCAST,
+					  1, zero, 0));
 	RUN(expect_none(b));
 
 	/* the empty match accepts every notification and every signal */
 	ASSERT_OK(match_empty(a, 1));
 	ASSERT_OK(kdbus_hello(env->bus_path, 0, 0, KDBUS_DEFAULT_POOL, &c));
-	RUN(expect_notify(a, KDBUS_ITEM_ID_ADD, c->id));
-	ASSERT_OK(send_signal(c, KDBUS_DST_ID_BROADCAST, 2, zero, 0));
+	RUN(kdbus_expect_notify(a, KDBUS_ITEM_ID_ADD, c->id));
+	ASSERT_OK(kdbus_send_bloom_signal(c, KDBUS_DST_ID_BROADCAST,
+					  2, zero, 0));
 	RUN(expect_signal(a, c->id, 2));
-	RUN(expect_notify(b, KDBUS_ITEM_ID_ADD, c->id));
+	RUN(kdbus_expect_notify(b, KDBUS_ITEM_ID_ADD, c->id));
 
 	kdbus_conn_free(c);
 	kdbus_conn_free(b);
@@ -630,7 +616,7 @@ KDBUS_TEST(match, notify_name, 0)
 	ASSERT_OK(name_acquire(a, "org.example.Two"));
 	RUN(expect_none(w));
 	ASSERT_OK(name_acquire(a, "org.example.One"));
-	RUN(expect_notify(w, KDBUS_ITEM_NAME_ADD, a->id));
+	RUN(kdbus_expect_notify(w, KDBUS_ITEM_NAME_ADD, a->id));
 	RUN(expect_none(w));
 
 	ASSERT_OK(name_release(a, "org.example.Two"));
@@ -638,7 +624,7 @@ KDBUS_TEST(match, notify_name, 0)
 	ASSERT_OK(name_acquire(b, "org.example.Two"));
 	RUN(expect_none(w));
 	ASSERT_OK(name_release(b, "org.example.Two"));
-	RUN(expect_notify(w, KDBUS_ITEM_NAME_REMOVE, b->id));
+	RUN(kdbus_expect_notify(w, KDBUS_ITEM_NAME_REMOVE, b->id));
 
 	/* b queues for One; a leaves it; One changes to b: not to a */
 	cmd = cmd_new(sizeof(*cmd));
@@ -656,7 +642,7 @@ KDBUS_TEST(match, notify_name, 0)
 	ASSERT_OK(kdbus_ioctl(a->fd, KDBUS_CMD_NAME_ACQUIRE, cmd));
 	cmd_free(cmd);
 	ASSERT_OK(name_release(b, "org.example.One"));
-	RUN(expect_notify(w, KDBUS_ITEM_NAME_CHANGE, a->id));
+	RUN(kdbus_expect_notify(w, KDBUS_ITEM_NAME_CHANGE, a->id));
 	RUN(expect_none(w));
 
 	kdbus_conn_free(b);

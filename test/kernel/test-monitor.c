@@ -13,21 +13,12 @@
 
 #define BLOOM_WORDS (KDBUS_DEFAULT_BLOOM / 8)
 
+/* a signal with an all-zero Bloom filter */
 static int send_signal(struct kdbus_conn *c, uint64_t dst, uint64_t cookie)
 {
-	struct kdbus_msg *m = kdbus_msg_new(dst, cookie, KDBUS_MSG_SIGNAL, 0,
-					    "signal", 6);
-	struct kdbus_item *it;
-	int r;
+	static const uint64_t zero[BLOOM_WORDS];
 
-	it = cmd_add_item(m, KDBUS_ITEM_BLOOM_FILTER, NULL,
-			  sizeof(struct kdbus_bloom_filter) +
-			  KDBUS_DEFAULT_BLOOM);
-	memset(&it->bloom_filter, 0,
-	       sizeof(struct kdbus_bloom_filter) + KDBUS_DEFAULT_BLOOM);
-	r = kdbus_send_msg(c->fd, 0, m, NULL);
-	cmd_free(m);
-	return r;
+	return kdbus_send_bloom_signal(c, dst, cookie, zero, 0);
 }
 
 /* the next message in c: from src to dst with this cookie */
