@@ -249,6 +249,9 @@ static int flush(struct proxy_client *c)
                 }
                 o->off += (size_t)n;
                 c->out_bytes -= (uint64_t)n;
+                /* a client that reads is not stalled, however slowly it reads */
+                if (c->bus_blocked && n > 0)
+                        c->full_since_ns = proxy_now_ns();
                 if (o->off < total)
                         break;
                 c->out_head = o->next;

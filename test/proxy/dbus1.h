@@ -34,6 +34,8 @@ struct d1 {
         size_t n_fds;
         struct kdbus_message *queue[256];       /* received while waiting for a reply */
         size_t n_queue;
+        size_t read_chunk;              /* > 0: a slow reader, this many bytes per read */
+        unsigned read_delay_ms;         /* ... after a pause this long */
 };
 
 static inline uint64_t d1_now_ms(void)
@@ -301,6 +303,16 @@ static inline int d1_fill(struct d1 *c, size_t want, int timeout_ms)
                 }
                 iov.iov_base = c->buf + c->len;
                 iov.iov_len = c->cap - c->len;
+                if (c->read_chunk) {
+                        struct timespec pause = {
+                                .tv_sec = c->read_delay_ms / 1000,
+                                .tv_nsec = (long)(c->read_delay_ms % 1000) * 1000000L,
+                        };
+
+                        if (iov.iov_len > c->read_chunk)
+                                iov.iov_len = c->read_chunk;
+                        nanosleep(&pause, NULL);
+                }
                 r = recvmsg(c->fd, &mh, MSG_CMSG_CLOEXEC);
                 if (r < 0 && errno == EINTR)
                         continue;

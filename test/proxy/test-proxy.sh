@@ -402,6 +402,16 @@ for p in $MON $BMON $GMON; do
 done
 wait "$MON" "$BMON" "$GMON" 2>/dev/null
 
+# --- a slow reader is not a stalled one ---
+# 16 MiB to a service reading 256 KiB per 100 ms: its output stays over
+# the proxy's 4 MiB limit for about 6 s, longer than --stall-timeout=5,
+# but it reads all the while, so it must not be dropped
+bg "$W" "$ADDR" serve org.t.WireSlow slow > "$T/wireslow" 2>&1 & WSL=$!
+pids="$pids $WSL"
+wait_for "$T/wireslow" serving 300
+x 300 "$W" "$ADDR" large 16 org.t.WireSlow > "$T/out" 2>&1; rc=$?; show "$T/out"
+t $rc "a service that reads a 16 MiB body slowly (longer than the stall timeout) gets it and answers"
+
 # --- large bodies ---
 # the proxy's peak memory from here on (a monitor would hold its own copy)
 [ -n "$NATIVE" ] && sleep 0.5 && echo 5 > "/proc/$DPID/clear_refs"

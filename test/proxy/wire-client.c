@@ -8,9 +8,10 @@
  *       SASL in that style, Hello, then NameAcquired(own name) comes next
  *   wire-client ADDR names      RequestName/ReleaseName codes, ListQueuedOwners,
  *                               the signal order of an owner change
- *   wire-client ADDR serve NAME [be]
+ *   wire-client ADDR serve NAME [be|slow]
  *                               a classic echo service (Echo ay, Sum ayay -> tt);
- *                               with "be" its replies are big-endian
+ *                               with "be" its replies are big-endian, with
+ *                               "slow" it reads 256 KiB per 100 ms
  *   wire-client ADDR bigendian NAME
  *                               big-endian calls (driver GetId, NAME's Echo and Sum)
  *   wire-client ADDR idle SECONDS
@@ -22,7 +23,9 @@
  *   wire-client ADDR creds [GID,GID...]
  *                               (as root: with these supplementary groups)
  *                               GetConnectionCredentials of itself, printed
- *   wire-client ADDR large MIB  a MIB MiB body to the service org.t.Wire (Sum)
+ *   wire-client ADDR large MIB [NAME]
+ *                               a MIB MiB body to the service NAME (default
+ *                               org.t.Wire) (Sum)
  *   wire-client ADDR partial MIB SENT
  *                               announce a MIB MiB body to org.t.Wire, send SENT
  *                               MiB of it, print "sent", wait 3 s, disconnect
@@ -215,12 +218,16 @@ static struct kdbus_message *big_endian(struct d1 *c, struct kdbus_message *m)
         return b;
 }
 
-static int serve(const char *name, bool be)
+static int serve(const char *name, bool be, bool slow)
 {
         struct d1 c;
         int r;
 
         open_or_die(&c, D1_AUTH_IR);
+        if (slow) {
+                c.read_chunk = 256 * 1024;
+                c.read_delay_ms = 100;
+        }
         if (request(&c, name, 4) != 1) {
                 printf("FAIL cannot own %s\n", name);
                 return 1;
@@ -283,7 +290,7 @@ static int serve(const char *name, bool be)
         return 0;
 }
 
-static int large(unsigned mib)
+static int large(unsigned mib, const char *name)
 {
         size_t size = (size_t)mib << 20, half = size / 2;
         struct kdbus_message *m = NULL, *reply = NULL;
@@ -299,7 +306,7 @@ static int large(unsigned mib)
                 sum += p[i];
         }
         open_or_die(&c, D1_AUTH_IR);
-        kdbus_message_new_method_call(&m, "org.t.Wire", "/org/t/Wire", "org.t.Wire", "Sum");
+        kdbus_message_new_method_call(&m, name, "/org/t/Wire", "org.t.Wire", "Sum");
         r = kdbus_message_append_array(m, 'y', p, half);
         if (r >= 0)
                 r = kdbus_message_append_array(m, 'y', p + half, size - half);
@@ -312,7 +319,13 @@ static int large(unsigned mib)
                 return die("call", r);
         if (kdbus_message_get_type(reply) != KDBUS_MESSAGE_METHOD_RETURN ||
             kdbus_message_read(reply, "tt", &got_total, &got_sum) < 0) {
-                printf("FAIL reply %s\n", kdbus_message_get_error_name(reply) ?: "?");
+                const char *text = NULL;
+
+                kdbus_message_rewind(reply);
+                kdbus_message_read(reply, "s", &text);
+                printf("FAIL reply %s (%s) after %llu ms\n",
+                       kdbus_message_get_error_name(reply) ?: "?", text ?: "",
+                       (unsigned long long)(d1_now_ms() - t0));
                 return 1;
         }
         printf("%s sent %zu bytes in %llu ms, service got %llu bytes, sum %s\n",
@@ -746,7 +759,8 @@ int main(int argc, char **argv)
         if (strcmp(mode, "names") == 0)
                 return names();
         if (strcmp(mode, "serve") == 0)
-                return serve(arg, argc > 4 && strcmp(argv[4], "be") == 0);
+                return serve(arg, argc > 4 && strcmp(argv[4], "be") == 0,
+                             argc > 4 && strcmp(argv[4], "slow") == 0);
         if (strcmp(mode, "bigendian") == 0)
                 return bigendian(arg);
         if (strcmp(mode, "idle") == 0)
@@ -756,7 +770,7 @@ int main(int argc, char **argv)
         if (strcmp(mode, "creds") == 0)
                 return creds(arg);
         if (strcmp(mode, "large") == 0)
-                return large((unsigned)atoi(arg));
+                return large((unsigned)atoi(arg), argc > 4 ? argv[4] : "org.t.Wire");
         if (strcmp(mode, "partial") == 0 && argc > 4)
                 return partial((unsigned)atoi(arg), (unsigned)atoi(argv[4]));
         if (strcmp(mode, "noread") == 0)
