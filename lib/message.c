@@ -949,6 +949,24 @@ static int parse_header_checked(struct kdbus_message *m, const uint8_t *p, size_
         return required_fields_present(m) ? 0 : -EBADMSG;
 }
 
+/* a received message from the fixed part of its header @p (checked by the caller) */
+static int message_new_received(struct kdbus_message **ret, const uint8_t *p)
+{
+        _cleanup_message_ struct kdbus_message *m = NULL;
+        int r;
+
+        r = message_new(&m, p[1], (char)p[0], false);
+        if (r < 0)
+                return r;
+        m->flags = p[2];
+        m->serial = get_u32(p + 8, m->endian);
+        if (m->serial == 0)
+                return -EBADMSG;
+        *ret = m;
+        m = NULL;
+        return 0;
+}
+
 int kdbus_message_parse(struct kdbus_message **ret, const void *data, size_t size)
 {
         _cleanup_message_ struct kdbus_message *m = NULL;
@@ -968,13 +986,9 @@ int kdbus_message_parse(struct kdbus_message **ret, const void *data, size_t siz
         if (p[1] == 0)
                 return -EBADMSG;        /* invalid message type */
 
-        r = message_new(&m, p[1], (char)p[0], false);
+        r = message_new_received(&m, p);
         if (r < 0)
                 return r;
-        m->flags = p[2];
-        m->serial = get_u32(p + 8, m->endian);
-        if (m->serial == 0)
-                return -EBADMSG;
 
         header_end = KDBUS_MESSAGE_HEADER_SIZE + get_u32(p + 12, m->endian);
         body_offset = (header_end + 7) & ~(size_t)7;
@@ -1644,13 +1658,9 @@ int kdbus_message_parse_external(struct kdbus_message **ret, const void *header,
         if (body_start > (uint64_t)st.st_size || body_size > (uint64_t)st.st_size - body_start)
                 return -EBADMSG;
 
-        r = message_new(&m, p[1], (char)p[0], false);
+        r = message_new_received(&m, p);
         if (r < 0)
                 return r;
-        m->flags = p[2];
-        m->serial = get_u32(p + 8, m->endian);
-        if (m->serial == 0)
-                return -EBADMSG;
         r = parse_header_checked(m, p, header_end, body_offset);
         if (r < 0)
                 return r;
