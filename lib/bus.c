@@ -492,7 +492,15 @@ int kdbus_bus_new(struct kdbus_bus **ret)
         bus->fd = -1;
         bus->accept_fd = true;
         bus->pool_size_req = KDBUS_BUS_DEFAULT_POOL_SIZE;
-        bus->attach_recv = KDBUS_ATTACH_NAMES | KDBUS_ATTACH_CREDS | KDBUS_ATTACH_PIDS;
+        /*
+         * Only what the library itself needs (a sender's well-known names,
+         * for match rules on sender=): the kernel collects and renders
+         * every item a receiver asks for on every message, about a fifth
+         * of a small call with CREDS and PIDS. Ask for more with
+         * kdbus_bus_set_attach_recv(), as sd-bus asks with
+         * sd_bus_negotiate_creds().
+         */
+        bus->attach_recv = KDBUS_ATTACH_NAMES;
         bus->timeout_usec = KDBUS_BUS_DEFAULT_TIMEOUT_USEC;
         *ret = bus;
         return 0;

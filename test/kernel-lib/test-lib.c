@@ -502,6 +502,83 @@ static void drain(struct kdbus_bus *bus)
                 ;
 }
 
+struct md_seen {
+        int n;
+        bool has_creds, has_pids;
+        uint64_t uid, pid;
+        bool service_name;
+};
+
+static int on_signal_md(struct kdbus_bus *bus, struct kdbus_message *m, void *userdata)
+{
+        const struct kdbus_metadata *md = kdbus_bus_get_current_metadata(bus);
+        struct md_seen *c = userdata;
+
+        (void)m;
+        c->n++;
+        c->has_creds = md && md->has_creds;
+        c->has_pids = md && md->has_pids;
+        c->uid = md ? md->uid : 0;
+        c->pid = md ? md->pid : 0;
+        c->service_name = false;
+        for (size_t i = 0; md && i < md->n_names; i++)
+                if (strcmp(md->names[i], SERVICE_NAME) == 0)
+                        c->service_name = true;
+        return 1;
+}
+
+/* a signal from the service, as @a's handler sees its metadata */
+static int emit_md(struct kdbus_bus *a, struct md_seen *c)
+{
+        struct kdbus_error err = KDBUS_ERROR_NULL;
+        int r;
+
+        memset(c, 0, sizeof(*c));
+        r = kdbus_bus_call_method(a, service_unique, OBJ, IFACE, "Emit", &err, NULL, "s", "md");
+        kdbus_error_free(&err);
+        drain(a);
+        return r;
+}
+
+/*
+ * The metadata a connection receives: by default only the sender's names
+ * (libkdbus(3)); CREDS and PIDS once asked for, also on a running
+ * connection (KDBUS_CMD_UPDATE), and NAMES cannot be switched off.
+ */
+static void test_attach_recv(struct kdbus_bus *a, pid_t service_pid)
+{
+        struct kdbus_slot *slot = NULL;
+        struct md_seen c;
+        int r;
+
+        r = kdbus_bus_add_match(a, &slot, "type='signal',interface='org.example.Sig',arg0='md'",
+                                on_signal_md, &c);
+        if (r == -ENOTTY || r == -EOPNOTSUPP) {
+                skip("attach flags: kernel has no MATCH_ADD yet (%d)", r);
+                return;
+        }
+        r = emit_md(a, &c);
+        ok(r == 0 && c.n == 1 && !c.has_creds && !c.has_pids && c.service_name,
+           "default attach flags: the sender's names, no CREDS, no PIDS (n=%d creds=%d pids=%d name=%d)",
+           c.n, c.has_creds, c.has_pids, c.service_name);
+
+        r = kdbus_bus_set_attach_recv(a, KDBUS_ATTACH_CREDS | KDBUS_ATTACH_PIDS);
+        ok(r == 0, "set_attach_recv(CREDS|PIDS) on a running connection (r=%d)", r);
+        r = emit_md(a, &c);
+        ok(r == 0 && c.n == 1 && c.has_creds && c.uid == (uint64_t)getuid() && c.has_pids &&
+           c.pid == (uint64_t)service_pid && c.service_name,
+           "then the signal carries the service's uid %llu and pid %llu (creds=%d pids=%d)",
+           (unsigned long long)c.uid, (unsigned long long)c.pid, c.has_creds, c.has_pids);
+
+        r = kdbus_bus_set_attach_recv(a, 0);
+        ok(r == 0, "set_attach_recv(0) (r=%d)", r);
+        r = emit_md(a, &c);
+        ok(r == 0 && c.n == 1 && !c.has_creds && !c.has_pids && c.service_name,
+           "back to names only: NAMES stays (creds=%d pids=%d name=%d)", c.has_creds, c.has_pids,
+           c.service_name);
+        kdbus_slot_unref(slot);
+}
+
 static void test_signals(struct kdbus_bus *a, struct kdbus_bus *b)
 {
         struct kdbus_error err = KDBUS_ERROR_NULL;
@@ -1140,6 +1217,7 @@ int main(int argc, char **argv)
         test_driver_activation(a);
         test_driver_introspect(a);
         test_signals(a, b);
+        test_attach_recv(a, pid);
 
         r = kdbus_bus_call_method(a, service_unique, OBJ, IFACE, "Quit", &err, NULL, "");
         kdbus_error_free(&err);
