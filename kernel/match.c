@@ -57,9 +57,11 @@
  *    belongs to the matches it then checks. Disconnect drops the slot
  *    under it while unlinking the connection; MATCH_ADD runs under an
  *    active reference, so no slot appears after that.
- *  - Growing the index allocates (GFP_KERNEL_ACCOUNT, may sleep) under
- *    bus->conn_rwlock held for writing: it is a sleeping lock, and
- *    reclaim takes no kdbus lock.
+ *  - Nothing that may wait for memory runs under bus->conn_rwlock, which
+ *    every delivery needs: MATCH_ADD allocates a larger index before it
+ *    takes the lock and only installs it under it (retrying if the index
+ *    grew meanwhile); shrinking under the lock uses GFP_NOWAIT and keeps
+ *    the larger array if that fails.
  *  - mdb_rwlock is innermost: it nests inside name_registry->rwlock and
  *    bus->conn_rwlock (the delivery paths hold both while matching) and
  *    no other lock is taken under it.
@@ -493,29 +495,72 @@ static void kdbus_match_slot_fill(struct kdbus_match_slot *slot,
 	slot->notify_types = notify_types;
 }
 
-/* make sure the connection of @mdb has a slot, or room for one */
-static int kdbus_match_index_reserve(struct kdbus_bus *bus,
-				     struct kdbus_match_db *mdb)
+/*
+ * The capacity the index needs for @mdb's connection to have a slot, or 0
+ * if it has one or there is room.
+ */
+static unsigned int kdbus_match_index_wanted(struct kdbus_bus *bus,
+					     struct kdbus_match_db *mdb)
 {
 	struct kdbus_match_index *index = &bus->match_index;
-	struct kdbus_match_slot *slots;
-	unsigned int cap;
 
 	lockdep_assert_held_write(&bus->conn_rwlock);
 
 	if (mdb->slot != KDBUS_MATCH_NO_SLOT || index->n < index->cap)
 		return 0;
+	return max(16U, index->cap * 2);
+}
 
-	cap = max(16U, index->cap * 2);
-	slots = kvmalloc_array(cap, sizeof(*slots), GFP_KERNEL_ACCOUNT);
-	if (!slots)
-		return -ENOMEM;
-
+/* move the index into @slots, of @cap entries (at least index->n) */
+static void kdbus_match_index_install(struct kdbus_match_index *index,
+				      struct kdbus_match_slot *slots,
+				      unsigned int cap)
+{
 	if (index->n)
 		memcpy(slots, index->slots, index->n * sizeof(*slots));
 	kvfree(index->slots);
 	index->slots = slots;
 	index->cap = cap;
+}
+
+/*
+ * Take bus->conn_rwlock and mdb->mdb_rwlock for writing, with room in the
+ * index for a slot of @mdb's connection. The larger array is allocated
+ * with the locks dropped, so that a MATCH_ADD waiting for memory does not
+ * hold up deliveries on the bus. Returns with the locks held, or
+ * -ENOMEM without them.
+ */
+static int kdbus_match_index_lock_reserved(struct kdbus_bus *bus,
+					   struct kdbus_match_db *mdb)
+{
+	struct kdbus_match_slot *spare = NULL;
+	unsigned int spare_cap = 0, cap;
+
+	for (;;) {
+		down_write(&bus->conn_rwlock);
+		down_write(&mdb->mdb_rwlock);
+
+		cap = kdbus_match_index_wanted(bus, mdb);
+		if (!cap)
+			break;
+		if (spare && spare_cap >= cap) {
+			kdbus_match_index_install(&bus->match_index, spare,
+						  spare_cap);
+			spare = NULL;
+			break;
+		}
+
+		up_write(&mdb->mdb_rwlock);
+		up_write(&bus->conn_rwlock);
+
+		kvfree(spare);
+		spare = kvmalloc_array(cap, sizeof(*spare), GFP_KERNEL_ACCOUNT);
+		if (!spare)
+			return -ENOMEM;
+		spare_cap = cap;
+	}
+
+	kvfree(spare);	/* not needed after all */
 	return 0;
 }
 
@@ -582,16 +627,13 @@ void kdbus_match_index_remove(struct kdbus_bus *bus, struct kdbus_conn *conn)
 	if (index->cap <= 64 || index->n > index->cap / 4)
 		return;
 
+	/* no waiting for memory under the lock: kmalloc only, or nothing */
 	slots = kvmalloc_array(index->cap / 2, sizeof(*slots),
-			       GFP_KERNEL_ACCOUNT | __GFP_NOWARN);
+			       GFP_NOWAIT | __GFP_ACCOUNT | __GFP_NOWARN);
 	if (!slots)
 		return;	/* keep the larger one */
 
-	if (index->n)
-		memcpy(slots, index->slots, index->n * sizeof(*slots));
-	kvfree(index->slots);
-	index->slots = slots;
-	index->cap /= 2;
+	kdbus_match_index_install(index, slots, index->cap / 2);
 }
 
 /**
@@ -903,13 +945,10 @@ int kdbus_cmd_match_add(struct kdbus_conn *conn, void __user *argp)
 
 	kdbus_match_entry_summarize(entry, bloom_size);
 
-	down_write(&bus->conn_rwlock);
-	down_write(&mdb->mdb_rwlock);
-
 	/* the only step that can fail, so it goes first */
-	ret = kdbus_match_index_reserve(bus, mdb);
+	ret = kdbus_match_index_lock_reserved(bus, mdb);
 	if (ret < 0)
-		goto exit_unlock;
+		goto exit;
 
 	if (cmd->flags & KDBUS_MATCH_REPLACE)
 		kdbus_match_db_remove_locked(mdb, cmd->cookie);
@@ -926,7 +965,6 @@ int kdbus_cmd_match_add(struct kdbus_conn *conn, void __user *argp)
 
 	kdbus_match_index_update(bus, conn);
 
-exit_unlock:
 	up_write(&mdb->mdb_rwlock);
 	up_write(&bus->conn_rwlock);
 
