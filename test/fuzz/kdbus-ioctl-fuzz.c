@@ -241,19 +241,34 @@ static void add_items(struct in *in, uint8_t *buf, size_t *len, int max)
 	}
 }
 
+/*
+ * Threads of one input race on the same connection (spawn()). Its fd and
+ * pool mapping change hands by atomic exchange, so that each is closed or
+ * unmapped exactly once: two threads that both read c->pool and unmap it
+ * could unmap whatever was mapped at that address in between (a thread
+ * stack, another pool), and the worker would crash.
+ */
+static void conn_drop(struct conn *c)
+{
+	int fd = __atomic_exchange_n(&c->fd, -1, __ATOMIC_ACQ_REL);
+	void *pool = __atomic_exchange_n(&c->pool, NULL, __ATOMIC_ACQ_REL);
+
+	if (fd >= 0)
+		close(fd);
+	if (pool)
+		munmap(pool, POOL);
+}
+
 static void do_hello(struct in *in, struct conn *c)
 {
 	uint8_t buf[4096] __attribute__((aligned(8))) = { 0 };
 	struct kdbus_cmd_hello *h = (void *)buf;
 	size_t len = sizeof(*h);
+	int fd, old_fd;
 
-	if (c->fd >= 0)
-		close(c->fd);
-	if (c->pool)
-		munmap(c->pool, POOL);
-	c->pool = NULL;
-	c->fd = open(bus_path, O_RDWR | O_CLOEXEC);
-	if (c->fd < 0)
+	conn_drop(c);
+	fd = open(bus_path, O_RDWR | O_CLOEXEC);
+	if (fd < 0)
 		return;
 	h->flags = get(in, 1) & 1 ? val(in) : KDBUS_HELLO_ACCEPT_FD;
 	h->attach_flags_send = val(in);
@@ -261,12 +276,19 @@ static void do_hello(struct in *in, struct conn *c)
 	h->pool_size = get(in, 1) & 7 ? POOL : val(in);
 	add_items(in, buf, &len, 2);
 	h->size = len;
-	if (ioctl(c->fd, KDBUS_CMD_HELLO, h) == 0) {
+	if (ioctl(fd, KDBUS_CMD_HELLO, h) == 0) {
+		void *pool = mmap(NULL, POOL, PROT_READ, MAP_SHARED, fd, 0);
+
 		c->id = h->id;
-		c->pool = mmap(NULL, POOL, PROT_READ, MAP_SHARED, c->fd, 0);
-		if (c->pool == MAP_FAILED)
-			c->pool = NULL;
+		if (pool != MAP_FAILED) {
+			pool = __atomic_exchange_n(&c->pool, pool, __ATOMIC_ACQ_REL);
+			if (pool)
+				munmap(pool, POOL);
+		}
 	}
+	old_fd = __atomic_exchange_n(&c->fd, fd, __ATOMIC_ACQ_REL);
+	if (old_fd >= 0)
+		close(old_fd);
 }
 
 #define MAX_THREADS	4
@@ -447,8 +469,12 @@ static void run_ops(struct in *in_, int top)
 				spawn(&in);
 				continue;
 			}
-			close(c->fd);
-			c->fd = -1;
+			{
+				int fd = __atomic_exchange_n(&c->fd, -1, __ATOMIC_ACQ_REL);
+
+				if (fd >= 0)
+					close(fd);
+			}
 			continue;
 		}
 		cmd->size = (get(&in, 1) & 31) ? len : val(&in);
