@@ -247,16 +247,24 @@ static void add_items(struct in *in, uint8_t *buf, size_t *len, int max)
  * unmapped exactly once: two threads that both read c->pool and unmap it
  * could unmap whatever was mapped at that address in between (a thread
  * stack, another pool), and the worker would crash.
+ *
+ * conn_set_fd() makes @fd the connection's fd, closing the one it replaces.
  */
-static void conn_drop(struct conn *c)
+static void conn_set_fd(struct conn *c, int fd)
 {
-	int fd = __atomic_exchange_n(&c->fd, -1, __ATOMIC_ACQ_REL);
-	void *pool = __atomic_exchange_n(&c->pool, NULL, __ATOMIC_ACQ_REL);
+	int old = __atomic_exchange_n(&c->fd, fd, __ATOMIC_ACQ_REL);
 
-	if (fd >= 0)
-		close(fd);
-	if (pool)
-		munmap(pool, POOL);
+	if (old >= 0)
+		close(old);
+}
+
+/* make @pool the connection's mapping, unmapping the one it replaces */
+static void conn_set_pool(struct conn *c, void *pool)
+{
+	void *old = __atomic_exchange_n(&c->pool, pool, __ATOMIC_ACQ_REL);
+
+	if (old)
+		munmap(old, POOL);
 }
 
 static void do_hello(struct in *in, struct conn *c)
@@ -264,9 +272,10 @@ static void do_hello(struct in *in, struct conn *c)
 	uint8_t buf[4096] __attribute__((aligned(8))) = { 0 };
 	struct kdbus_cmd_hello *h = (void *)buf;
 	size_t len = sizeof(*h);
-	int fd, old_fd;
+	int fd;
 
-	conn_drop(c);
+	conn_set_fd(c, -1);
+	conn_set_pool(c, NULL);
 	fd = open(bus_path, O_RDWR | O_CLOEXEC);
 	if (fd < 0)
 		return;
@@ -280,15 +289,10 @@ static void do_hello(struct in *in, struct conn *c)
 		void *pool = mmap(NULL, POOL, PROT_READ, MAP_SHARED, fd, 0);
 
 		c->id = h->id;
-		if (pool != MAP_FAILED) {
-			pool = __atomic_exchange_n(&c->pool, pool, __ATOMIC_ACQ_REL);
-			if (pool)
-				munmap(pool, POOL);
-		}
+		if (pool != MAP_FAILED)
+			conn_set_pool(c, pool);
 	}
-	old_fd = __atomic_exchange_n(&c->fd, fd, __ATOMIC_ACQ_REL);
-	if (old_fd >= 0)
-		close(old_fd);
+	conn_set_fd(c, fd);
 }
 
 #define MAX_THREADS	4
@@ -469,12 +473,7 @@ static void run_ops(struct in *in_, int top)
 				spawn(&in);
 				continue;
 			}
-			{
-				int fd = __atomic_exchange_n(&c->fd, -1, __ATOMIC_ACQ_REL);
-
-				if (fd >= 0)
-					close(fd);
-			}
+			conn_set_fd(c, -1);
 			continue;
 		}
 		cmd->size = (get(&in, 1) & 31) ? len : val(&in);
@@ -487,12 +486,8 @@ static int kcov_fd = -1, kmsg = -1;
 static void reset_conns(void)
 {
 	for (int k = 0; k < NCONN; k++) {
-		if (conns[k].fd >= 0)
-			close(conns[k].fd);
-		if (conns[k].pool)
-			munmap(conns[k].pool, POOL);
-		conns[k].fd = -1;
-		conns[k].pool = NULL;
+		conn_set_fd(&conns[k], -1);
+		conn_set_pool(&conns[k], NULL);
 	}
 	while (nmaps > 0)
 		munmap(maps[--nmaps], 4096);
