@@ -427,24 +427,31 @@ static void kdbus_service(const char *bus, int ready_fd)
 				die("service: payload of call %llu carries sequence %llu", cookie,
 				    get_seq(data, len));
 		}
+		if (src != KDBUS_SRC_ID_KERNEL &&
+		    (flags & KDBUS_MSG_EXPECT_REPLY)) {
+			if (len > MAX_PAYLOAD)
+				die("service: call %llu too large", cookie);
+			put_seq(out, len, cookie);
+			err = kdbus_send(&c, kmsg_build(&rb, src, 0, cookie,
+							cookie, out, len),
+					 0, NULL);
+			if (err)
+				die("service: reply to %llu: %s", cookie,
+				    strerror(-err));
+		}
+		/*
+		 * The call's slice is freed once the reply is on its way, as
+		 * a service that drops a message after its handler ran does:
+		 * the FREE overlaps the caller's wake-up instead of delaying
+		 * the reply.
+		 */
 		err = kdbus_free(&c, info.offset);
 		if (err)
 			die("service: FREE: %s", strerror(-err));
-		if (src == KDBUS_SRC_ID_KERNEL)
-			continue;	/* a notification: nothing to answer */
-		if (!(flags & KDBUS_MSG_EXPECT_REPLY)) {
-			if (cookie == BENCH_QUIT_COOKIE)
-				break;
-			continue;
-		}
-		if (len > MAX_PAYLOAD)
-			die("service: call %llu too large", cookie);
-		put_seq(out, len, cookie);
-		err = kdbus_send(&c, kmsg_build(&rb, src, 0, cookie, cookie,
-						out, len), 0, NULL);
-		if (err)
-			die("service: reply to %llu: %s", cookie,
-			    strerror(-err));
+		if (src != KDBUS_SRC_ID_KERNEL &&
+		    !(flags & KDBUS_MSG_EXPECT_REPLY) &&
+		    cookie == BENCH_QUIT_COOKIE)
+			break;
 	}
 	exit(0);
 }

@@ -47,6 +47,8 @@ struct incoming {
         uint64_t id, id_flags;                  /* ID_ADD / ID_REMOVE */
         uint64_t old_id, old_flags, new_id, new_flags;
         char *name;                             /* NAME_* */
+        uint64_t slice;                         /* pool offset still to free */
+        bool slice_held;
 };
 
 static void incoming_clear(struct incoming *in)
@@ -1702,11 +1704,12 @@ static void unique_name_format(char *buf, uint64_t id)
 
 /*
  * Take the message in the slice [offset, offset + slice_size) out of the
- * pool into @in, validating everything; the slice is always freed and
- * descriptors are closed unless the message took them over.
+ * pool into @in, validating everything; descriptors are closed unless the
+ * message took them over. The slice is freed here, except that of a valid
+ * message with @defer_free: then @in->slice is the caller's to free.
  */
 static int bus_take_slice(struct kdbus_bus *bus, uint64_t offset, uint64_t slice_size,
-                          struct incoming *in)
+                          struct incoming *in, bool defer_free)
 {
         const struct kdbus_msg *msg;
         const struct kdbus_item *item;
@@ -1924,7 +1927,12 @@ out:
                 free(fds);
         }
         close_fds(memfds, n_memfds);
-        bus_free_slice(bus, offset);
+        if (valid && defer_free) {
+                in->slice = offset;
+                in->slice_held = true;
+        } else {
+                bus_free_slice(bus, offset);
+        }
         if (!valid) {
                 bus->n_invalid++;
                 incoming_clear(in);
@@ -2405,7 +2413,13 @@ static int bus_recv_one(struct kdbus_bus *bus)
         }
         if (recv.return_flags & KDBUS_RECV_RETURN_DROPPED_MSGS)
                 bus->n_dropped += recv.dropped_msgs;
-        r = bus_take_slice(bus, recv.msg.offset, recv.msg.msg_size, &in);
+        /*
+         * Everything is copied out of the slice, but it is freed only after
+         * the handlers ran: a handler that answers a call sends its reply
+         * first, and the FREE no longer delays it (sd-bus freed a kdbus
+         * slice when the message was dropped after dispatch, too).
+         */
+        r = bus_take_slice(bus, recv.msg.offset, recv.msg.msg_size, &in, true);
         if (r < 0)
                 return r == -ENOMEM ? r : 1;    /* dropped and counted */
         if (in.kernel) {
@@ -2418,6 +2432,8 @@ static int bus_recv_one(struct kdbus_bus *bus)
         } else {
                 dispatch_message(bus, in.m, false, &in.md);
         }
+        if (in.slice_held)
+                bus_free_slice(bus, in.slice);
         incoming_clear(&in);
         return r < 0 ? r : 1;
 }
@@ -2559,7 +2575,7 @@ int kdbus_bus_call(struct kdbus_bus *bus, struct kdbus_message *m, uint64_t time
                         return kdbus_error_set_errno(error, ENOTCONN);
                 if (r < 0)
                         return send_error(error, r, kdbus_message_get_destination(m));
-                r = bus_take_slice(bus, info.offset, info.msg_size, &in);
+                r = bus_take_slice(bus, info.offset, info.msg_size, &in, false);
                 if (r < 0)
                         return kdbus_error_set_errno(error, r == -ENOMEM ? ENOMEM : EBADMSG);
                 if (in.kernel) {
@@ -3234,7 +3250,7 @@ int bus_driver_activate(struct kdbus_bus *bus, const char *name, uint64_t timeou
         kdbus_message_unref(ping);
         if (r < 0)
                 return r;
-        r = bus_take_slice(bus, info.offset, info.msg_size, &in);
+        r = bus_take_slice(bus, info.offset, info.msg_size, &in, false);
         if (r < 0)
                 return r;
         r = !in.kernel && in.m ? 0 : -EBADMSG;

@@ -433,6 +433,58 @@ static void test_pool_discipline(void)
         kdbus_bus_unref(small);
 }
 
+static int count_filter(struct kdbus_bus *bus, struct kdbus_message *m, void *userdata)
+{
+        (void)bus;
+        (void)m;
+        (*(int *)userdata)++;
+        return 0;
+}
+
+/*
+ * The event loop frees a received slice after the handlers ran: 300
+ * unicast signals of 2 KiB, each dispatched by kdbus_bus_process(), through
+ * a 64 KiB pool (a slice left behind fills it after about 30).
+ */
+static void test_pool_discipline_receiver(struct kdbus_bus *a)
+{
+        struct kdbus_bus *small = NULL;
+        struct kdbus_slot *slot = NULL;
+        char payload[2048];
+        int r = 0, i, seen = 0;
+
+        memset(payload, 'y', sizeof(payload) - 1);
+        payload[sizeof(payload) - 1] = 0;
+        r = kdbus_bus_new(&small);
+        if (r >= 0)
+                r = kdbus_bus_set_address(small, bus_path);
+        if (r >= 0)
+                r = kdbus_bus_set_pool_size(small, 64 * 1024);
+        if (r >= 0)
+                r = kdbus_bus_start(small);
+        if (r >= 0)
+                r = kdbus_bus_add_filter(small, &slot, count_filter, &seen);
+        for (i = 0; r >= 0 && i < 300; i++) {
+                struct kdbus_message *m = NULL;
+
+                r = kdbus_message_new_signal(&m, OBJ, IFACE, "Bulk");
+                if (r >= 0)
+                        r = kdbus_message_set_destination(m, kdbus_bus_get_unique_name(small));
+                if (r >= 0)
+                        r = kdbus_message_append(m, "s", payload);
+                if (r >= 0)
+                        r = kdbus_bus_send(a, m, NULL);
+                kdbus_message_unref(m);
+                while (r >= 0 && (r = kdbus_bus_process(small)) > 0)
+                        ;
+        }
+        ok(r >= 0 && i == 300 && seen == 300,
+           "300 signals of 2 KiB dispatched through a 64 KiB pool: every slice freed (i=%d seen=%d r=%d)",
+           i, seen, r);
+        kdbus_slot_unref(slot);
+        kdbus_bus_unref(small);
+}
+
 static void test_names(struct kdbus_bus *a, int service_names)
 {
         struct kdbus_error err = KDBUS_ERROR_NULL;
@@ -1211,6 +1263,7 @@ int main(int argc, char **argv)
         test_fds_memfd(a);
         test_driver(a);
         test_pool_discipline();
+        test_pool_discipline_receiver(a);
         test_names(a, service_names);
         test_driver_names(a, b);
         test_driver_creds(a, pid);
