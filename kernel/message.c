@@ -1430,19 +1430,19 @@ static bool kdbus_msg_wait_done(struct kdbus_conn *conn,
 				struct file *cancel_fd,
 				struct kdbus_reply *reply, int *ret)
 {
-	bool waiting;
-
 	if (!kdbus_conn_active(conn)) {
 		*ret = -ECONNRESET;
 		return true;
 	}
 
-	mutex_lock(&conn->lock);
-	waiting = reply->waiting;
-	*ret = reply->err;
-	mutex_unlock(&conn->lock);
-	if (!waiting)
+	/*
+	 * A peek without conn->lock: the result (reply->err, the queue
+	 * entry) is read under the lock once the wait is over.
+	 */
+	if (!READ_ONCE(reply->waiting)) {
+		*ret = 0;
 		return true;
+	}
 
 	if (cancel_fd && (vfs_poll(cancel_fd, NULL) & EPOLLIN)) {
 		*ret = -ECANCELED;
@@ -1622,13 +1622,18 @@ static struct kdbus_reply *kdbus_msg_find_interrupted(struct kdbus_conn *conn,
 	return found;
 }
 
+/*
+ * Route a staged message. A synchronous call that was queued (or one
+ * interrupted earlier and resumed) hands its reply record back in
+ * @sync_reply: the caller waits for the answer once it has dropped the
+ * staging object.
+ */
 static int kdbus_msg_route(struct kdbus_conn *src, struct kdbus_cmd_send *cmd,
-			   struct kdbus_staging *staging, struct file *f,
-			   struct file *cancel_fd)
+			   struct kdbus_staging *staging,
+			   struct kdbus_reply **sync_reply)
 {
 	const struct kdbus_msg *msg = staging->msg;
 	struct kdbus_bus *bus = src->ep->bus;
-	struct kdbus_reply *sync_reply = NULL;
 	struct kdbus_conn *dst;
 	u64 name_id;
 	int ret;
@@ -1643,9 +1648,8 @@ static int kdbus_msg_route(struct kdbus_conn *src, struct kdbus_cmd_send *cmd,
 
 		reply = kdbus_msg_find_interrupted(src, msg->cookie);
 		if (reply) {
-			ret = kdbus_msg_wait_reply(src, cmd, f, cancel_fd, reply);
-			kdbus_reply_unref(reply);
-			return ret;
+			*sync_reply = reply;
+			return 0;
 		}
 
 		if (msg->timeout_ns <= kdbus_staging_now(staging))
@@ -1684,20 +1688,13 @@ static int kdbus_msg_route(struct kdbus_conn *src, struct kdbus_cmd_send *cmd,
 	} else {
 		ret = kdbus_msg_call(src, dst, name_id, staging,
 				     cmd->flags & KDBUS_SEND_SYNC_REPLY,
-				     &sync_reply);
+				     sync_reply);
 	}
 
 	kdbus_conn_unref(dst);
 
 exit_unlock:
 	up_read(&bus->name_registry->rwlock);
-
-	/* wait without the registry lock: the answer may take long */
-	if (sync_reply) {
-		ret = kdbus_msg_wait_reply(src, cmd, f, cancel_fd, sync_reply);
-		kdbus_reply_unref(sync_reply);
-	}
-
 	return ret;
 }
 
@@ -1769,6 +1766,7 @@ int kdbus_cmd_send(struct kdbus_conn *conn, struct file *f, void __user *argp)
 {
 	struct kdbus_arg margv[KDBUS_MSG_N_ARGS];
 	struct kdbus_staging *staging = NULL;
+	struct kdbus_reply *sync_reply = NULL;
 	struct file *cancel_fd = NULL;
 	struct kdbus_msg *msg = NULL;
 	struct kdbus_cmd_send *cmd;
@@ -1828,7 +1826,22 @@ int kdbus_cmd_send(struct kdbus_conn *conn, struct file *f, void __user *argp)
 		goto exit;
 	}
 
-	ret = kdbus_msg_route(conn, cmd, staging, f, cancel_fd);
+	ret = kdbus_msg_route(conn, cmd, staging, &sync_reply);
+
+	/*
+	 * The message is queued: its staging object (metadata, pinned
+	 * payload pages) and the kernel copy of the message are freed
+	 * before a synchronous caller waits, not after the answer came.
+	 */
+	staging = kdbus_staging_free(staging);
+	kdbus_args_clear(&margs, ret);
+	msg = NULL;
+
+	/* wait without the registry lock: the answer may take long */
+	if (sync_reply) {
+		ret = kdbus_msg_wait_reply(conn, cmd, f, cancel_fd, sync_reply);
+		kdbus_reply_unref(sync_reply);
+	}
 	if (ret < 0)
 		goto exit;
 
