@@ -567,6 +567,20 @@ struct kdbus_pool_pages {
 	pgoff_t last;		/* last page of the write */
 };
 
+/*
+ * Drop the batch's references. Not folio_batch_release(): that first
+ * drains this CPU's LRU caches (lru_add_drain()), work for a reclaim
+ * path, not for a write of a few bytes into folios that stay cached.
+ */
+static void kdbus_pool_pages_put(struct kdbus_pool_pages *pp)
+{
+	unsigned int i;
+
+	for (i = 0; i < folio_batch_count(&pp->fbatch); i++)
+		folio_put(pp->fbatch.folios[i]);
+	folio_batch_init(&pp->fbatch);
+}
+
 static struct page *kdbus_pool_pages_get(struct kdbus_pool_pages *pp,
 					 pgoff_t index, bool *own)
 {
@@ -584,7 +598,7 @@ static struct page *kdbus_pool_pages_get(struct kdbus_pool_pages *pp,
 		    index < pp->scanned)
 			break;
 		/* batch used up: the next one starts at @index */
-		folio_batch_release(&pp->fbatch);
+		kdbus_pool_pages_put(pp);
 		pp->next = 0;
 		pp->scanned = index;
 		if (!filemap_get_folios(pp->mapping, &pp->scanned, pp->last,
@@ -658,7 +672,7 @@ static ssize_t kdbus_pool_write_iter(const struct kdbus_pool_slice *slice,
 		}
 	}
 
-	folio_batch_release(&pp.fbatch);
+	kdbus_pool_pages_put(&pp);
 	if (done > 0)
 		kdbus_stats_add(stat, done);
 	return ret < 0 ? ret : (ssize_t)done;
