@@ -396,6 +396,23 @@ static void test_driver(struct kdbus_bus *a)
         kdbus_error_free(&err);
 }
 
+/* a started connection with a 64 KiB pool; @payload: a string of @fill */
+static int small_pool_bus(struct kdbus_bus **small, char *payload, size_t size, char fill)
+{
+        int r;
+
+        memset(payload, fill, size - 1);
+        payload[size - 1] = 0;
+        r = kdbus_bus_new(small);
+        if (r >= 0)
+                r = kdbus_bus_set_address(*small, bus_path);
+        if (r >= 0)
+                r = kdbus_bus_set_pool_size(*small, 64 * 1024);
+        if (r >= 0)
+                r = kdbus_bus_start(*small);
+        return r;
+}
+
 static void test_pool_discipline(void)
 {
         struct kdbus_error err = KDBUS_ERROR_NULL;
@@ -403,15 +420,7 @@ static void test_pool_discipline(void)
         char payload[2048];
         int r = 0, i;
 
-        memset(payload, 'x', sizeof(payload) - 1);
-        payload[sizeof(payload) - 1] = 0;
-        r = kdbus_bus_new(&small);
-        if (r >= 0)
-                r = kdbus_bus_set_address(small, bus_path);
-        if (r >= 0)
-                r = kdbus_bus_set_pool_size(small, 64 * 1024);
-        if (r >= 0)
-                r = kdbus_bus_start(small);
+        r = small_pool_bus(&small, payload, sizeof(payload), 'x');
         for (i = 0; r >= 0 && i < 300; i++) {
                 struct kdbus_message *reply = NULL;
 
@@ -453,15 +462,7 @@ static void test_pool_discipline_receiver(struct kdbus_bus *a)
         char payload[2048];
         int r = 0, i, seen = 0;
 
-        memset(payload, 'y', sizeof(payload) - 1);
-        payload[sizeof(payload) - 1] = 0;
-        r = kdbus_bus_new(&small);
-        if (r >= 0)
-                r = kdbus_bus_set_address(small, bus_path);
-        if (r >= 0)
-                r = kdbus_bus_set_pool_size(small, 64 * 1024);
-        if (r >= 0)
-                r = kdbus_bus_start(small);
+        r = small_pool_bus(&small, payload, sizeof(payload), 'y');
         if (r >= 0)
                 r = kdbus_bus_add_filter(small, &slot, count_filter, &seen);
         for (i = 0; r >= 0 && i < 300; i++) {
