@@ -399,6 +399,7 @@ static void kdbus_service(const char *bus, int ready_fd)
 		struct kmsg_buf rb;
 		const uint8_t *data;
 		u64 len, src, cookie, flags;
+		bool call, quit;
 
 		/*
 		 * Wait first, then receive, as a service blocked in poll()
@@ -427,8 +428,12 @@ static void kdbus_service(const char *bus, int ready_fd)
 				die("service: payload of call %llu carries sequence %llu", cookie,
 				    get_seq(data, len));
 		}
-		if (src != KDBUS_SRC_ID_KERNEL &&
-		    (flags & KDBUS_MSG_EXPECT_REPLY)) {
+		/* a kernel notification is neither answered nor a quit */
+		call = src != KDBUS_SRC_ID_KERNEL &&
+		       (flags & KDBUS_MSG_EXPECT_REPLY);
+		quit = src != KDBUS_SRC_ID_KERNEL && !call &&
+		       cookie == BENCH_QUIT_COOKIE;
+		if (call) {
 			if (len > MAX_PAYLOAD)
 				die("service: call %llu too large", cookie);
 			put_seq(out, len, cookie);
@@ -448,9 +453,7 @@ static void kdbus_service(const char *bus, int ready_fd)
 		err = kdbus_free(&c, info.offset);
 		if (err)
 			die("service: FREE: %s", strerror(-err));
-		if (src != KDBUS_SRC_ID_KERNEL &&
-		    !(flags & KDBUS_MSG_EXPECT_REPLY) &&
-		    cookie == BENCH_QUIT_COOKIE)
+		if (quit)
 			break;
 	}
 	exit(0);

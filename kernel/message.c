@@ -1829,9 +1829,10 @@ int kdbus_cmd_send(struct kdbus_conn *conn, struct file *f, void __user *argp)
 	ret = kdbus_msg_route(conn, cmd, staging, &sync_reply);
 
 	/*
-	 * The message is queued: its staging object (metadata, pinned
-	 * payload pages) and the kernel copy of the message are freed
-	 * before a synchronous caller waits, not after the answer came.
+	 * The message is routed (queued, or refused): its staging object
+	 * (metadata, pinned payload pages) and the kernel copy of the
+	 * message are freed before a synchronous caller waits, not after
+	 * the answer came.
 	 */
 	staging = kdbus_staging_free(staging);
 	kdbus_args_clear(&margs, ret);
