@@ -412,14 +412,16 @@ static int metadata_add_item(struct kdbus_metadata *md, const struct kdbus_item 
                 md->name_flags = f;
                 f[md->n_names] = item->name.flags;
                 {
-                        char *s = strndup(item->name.name, nlen);
-                        int r;
+                        char **v = realloc(md->names, (md->n_names + 2) * sizeof(*v));
 
-                        if (!s)
+                        if (!v)
                                 return -ENOMEM;
-                        r = bus_strv_push(&md->names, &md->n_names, s);
-                        free(s);
-                        return r;
+                        md->names = v;
+                        v[md->n_names] = strndup(item->name.name, nlen);
+                        if (!v[md->n_names])
+                                return -ENOMEM;
+                        v[++md->n_names] = NULL;
+                        return 0;
                 }
         }
         case KDBUS_ITEM_CMDLINE: {

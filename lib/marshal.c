@@ -198,6 +198,25 @@ static int frames_ensure(struct kdbus_frame **frames, unsigned int *n_frames, un
         return 0;
 }
 
+/*
+ * The outermost frame: member by member, not a memset of the whole frame,
+ * whose signature buffer is only read up to its NUL.
+ */
+static void frame_init_outer(struct kdbus_frame *f, const char *signature, size_t len,
+                             size_t begin, size_t end)
+{
+        f->type = 0;
+        memcpy(f->signature, signature, len);
+        f->signature[len] = 0;
+        f->sig_len = len;
+        f->sig_pos = 0;
+        f->begin = begin;
+        f->end = end;
+        f->length_offset = 0;
+        f->n_arrays = 0;
+        f->n_structs = 0;
+}
+
 static bool endian_valid(char endian)
 {
         return endian == KDBUS_LITTLE_ENDIAN || endian == KDBUS_BIG_ENDIAN;
@@ -215,7 +234,7 @@ int kdbus_writer_init(struct kdbus_writer *w, char endian)
         r = frames_ensure(&w->frames, &w->n_frames, 1);
         if (r < 0)
                 return r;
-        memset(&w->frames[0], 0, sizeof(w->frames[0]));
+        frame_init_outer(&w->frames[0], "", 0, 0, 0);
         return 0;
 }
 
@@ -581,7 +600,6 @@ fail:
 int kdbus_reader_init(struct kdbus_reader *r, const void *data, size_t size, size_t pos,
                       char endian, const char *signature, uint32_t n_fds)
 {
-        struct kdbus_frame *f;
         size_t len;
         int ret;
 
@@ -592,24 +610,21 @@ int kdbus_reader_init(struct kdbus_reader *r, const void *data, size_t size, siz
         if (ret < 0)
                 return ret;
 
-        *r = (struct kdbus_reader){
-                .data = data,
-                .size = size,
-                .swap = endian != KDBUS_NATIVE_ENDIAN,
-                .endian = endian,
-                .pos = pos,
-                .n_fds = n_fds,
-        };
+        /* member by member: the peek buffer is written before it is read */
+        r->data = data;
+        r->size = size;
+        r->swap = endian != KDBUS_NATIVE_ENDIAN;
+        r->endian = endian;
+        r->pos = pos;
+        r->n_fds = n_fds;
+        r->depth = 0;
+        r->frames = NULL;
+        r->n_frames = 0;
+        r->peek[0] = 0;
         ret = frames_ensure(&r->frames, &r->n_frames, 1);
         if (ret < 0)
                 return ret;
-        f = &r->frames[0];
-        memset(f, 0, sizeof(*f));
-        memcpy(f->signature, signature, len);
-        f->signature[len] = 0;
-        f->sig_len = len;
-        f->begin = pos;
-        f->end = size;
+        frame_init_outer(&r->frames[0], signature, len, pos, size);
         return 0;
 }
 

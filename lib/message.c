@@ -7,7 +7,10 @@
  * sealing (or parsing) produces m->data, the complete message bytes, which
  * are never modified afterwards except by rewriting the header as a whole
  * (set_sender / set_destination on a sealed message). A reader over
- * m->data serves the read calls; its strings point into m->data.
+ * m->data serves the read calls; its strings point into m->data. It is
+ * made on the first read; a parsed message keeps the reader that
+ * validated its body, and a parsed header already in the form sealing
+ * writes is kept as it came instead of being written again.
  *
  * Untrusted bytes are validated completely in kdbus_message_parse() before
  * a message object exists, so later reads cannot meet malformed data; they
@@ -19,6 +22,7 @@
 #include <fcntl.h>
 #include <stdarg.h>
 #include <stdbool.h>
+#include <stddef.h>
 #include <stdint.h>
 #include <stdlib.h>
 #include <string.h>
@@ -35,6 +39,7 @@
 
 struct message_fields {
         char *strings[_KDBUS_FIELD_MAX + 1];    /* string-typed fields, by code */
+        uint16_t borrowed;      /* bit per code: the string points into m->data */
         uint32_t reply_serial;
         uint32_t unix_fds;
         uint8_t order[_KDBUS_FIELD_MAX];        /* codes present, in header order */
@@ -58,7 +63,6 @@ struct kdbus_message {
         uint8_t *data;                  /* once sealed: the whole message */
         size_t size;
         size_t body_offset;
-        struct kdbus_reader reader;
         bool has_reader;
 
         /*
@@ -71,6 +75,9 @@ struct kdbus_message {
         size_t ext_map_size;
         const uint8_t *ext_body;
         size_t ext_size;
+
+        /* last: message_new() leaves it to kdbus_reader_init() (has_reader) */
+        struct kdbus_reader reader;
 };
 
 static char field_type(uint8_t code)
@@ -111,6 +118,14 @@ static void field_remove(struct message_fields *f, uint8_t code)
         --f->n_order;
 }
 
+static void field_drop_string(struct message_fields *f, uint8_t code)
+{
+        if (!(f->borrowed & (1U << code)))
+                free(f->strings[code]);
+        f->borrowed &= ~(1U << code);
+        f->strings[code] = NULL;
+}
+
 /* set (copying value) or, with NULL, remove a string field */
 static int field_set_string(struct message_fields *f, uint8_t code, const char *value)
 {
@@ -121,7 +136,7 @@ static int field_set_string(struct message_fields *f, uint8_t code, const char *
                 if (!s)
                         return -ENOMEM;
         }
-        free(f->strings[code]);
+        field_drop_string(f, code);
         f->strings[code] = s;
         if (s)
                 field_add(f, code);
@@ -130,12 +145,25 @@ static int field_set_string(struct message_fields *f, uint8_t code, const char *
         return 0;
 }
 
+/*
+ * Set a string field to @value inside the message's own bytes, without a
+ * copy: a parsed header whose bytes are kept (kdbus_message_parse()).
+ * Whatever replaces those bytes replaces the fields first (fields_copy()).
+ */
+static void field_borrow_string(struct message_fields *f, uint8_t code, const char *value)
+{
+        field_drop_string(f, code);
+        f->strings[code] = (char *)value;
+        f->borrowed |= 1U << code;
+        field_add(f, code);
+}
+
 static void fields_free(struct message_fields *f)
 {
-        size_t i;
+        uint8_t i;
 
         for (i = 0; i <= _KDBUS_FIELD_MAX; ++i)
-                free(f->strings[i]);
+                field_drop_string(f, i);
         memset(f, 0, sizeof(*f));
 }
 
@@ -144,6 +172,7 @@ static int fields_copy(struct message_fields *dst, const struct message_fields *
         size_t i;
 
         *dst = *src;
+        dst->borrowed = 0;
         memset(dst->strings, 0, sizeof(dst->strings));
         for (i = 0; i <= _KDBUS_FIELD_MAX; ++i) {
                 if (!src->strings[i])
@@ -172,9 +201,14 @@ static int message_new(struct kdbus_message **ret, uint8_t type, char endian, bo
         struct kdbus_message *m;
         int r = 0;
 
-        m = calloc(1, sizeof(*m));
+        /*
+         * Not calloc(): glibc serves it past the per-thread cache, and the
+         * reader (half the object) is initialised when it is made.
+         */
+        m = malloc(sizeof(*m));
         if (!m)
                 return -ENOMEM;
+        memset(m, 0, offsetof(struct kdbus_message, reader));
         m->n_ref = 1;
         m->type = type;
         m->endian = endian;
@@ -266,9 +300,7 @@ static int message_build(struct kdbus_message *m, const void *body, size_t body_
 {
         struct message_fields *f = &m->fields;
         size_t i, pos = KDBUS_MESSAGE_HEADER_SIZE, array_len, body_offset, size;
-        const char *sig;
         uint8_t *data, *p;
-        int r;
 
         if (body_size + m->ext_size > KDBUS_MESSAGE_MAX_SIZE)
                 return -EMSGSIZE;
@@ -280,9 +312,11 @@ static int message_build(struct kdbus_message *m, const void *body, size_t body_
             body_size + m->ext_size > KDBUS_MESSAGE_MAX_SIZE - body_offset)
                 return -EMSGSIZE;
         size = body_offset + body_size;
-        data = calloc(1, body_offset + (body_size ? body_size : 1));
+        /* the body is copied over; only the header's padding needs zeroes */
+        data = malloc(body_offset + (body_size ? body_size : 1));
         if (!data)
                 return -ENOMEM;
+        memset(data, 0, body_offset);
 
         data[0] = (uint8_t)m->endian;
         data[1] = m->type;
@@ -320,22 +354,10 @@ static int message_build(struct kdbus_message *m, const void *body, size_t body_
         if (body_size)
                 memcpy(data + body_offset, body, body_size);
 
-        sig = f->strings[KDBUS_FIELD_SIGNATURE] ? f->strings[KDBUS_FIELD_SIGNATURE] : "";
+        /* the reader is made when the message is first read (message_reader()) */
         if (m->has_reader)
                 kdbus_reader_deinit(&m->reader);
         m->has_reader = false;
-        /* a memfd body is read from its mapping (8-aligned: the same padding) */
-        if (m->has_ext)
-                r = kdbus_reader_init(&m->reader, m->ext_body, m->ext_size, 0, m->endian, sig,
-                                      f->unix_fds);
-        else
-                r = kdbus_reader_init(&m->reader, data, size, body_offset, m->endian, sig,
-                                      f->unix_fds);
-        if (r < 0) {
-                free(data);
-                return r;
-        }
-        m->has_reader = true;
         free(m->data);
         m->data = data;
         m->size = size;
@@ -838,9 +860,11 @@ static int parse_header(struct kdbus_message *m, const uint8_t *data, size_t hea
  * field. Returns 1 when every field was taken; 0 when the header needs
  * parse_header() (unknown or repeated fields, anything malformed: the
  * general reader then finds the error), with the fields taken so far
- * dropped; -ENOMEM.
+ * dropped; -ENOMEM. With @borrow, @data is m->data and the string fields
+ * point into it.
  */
-static int parse_header_fast(struct kdbus_message *m, const uint8_t *data, size_t header_end)
+static int parse_header_fast(struct kdbus_message *m, const uint8_t *data, size_t header_end,
+                             bool borrow)
 {
         struct message_fields *f = &m->fields;
         size_t pos = KDBUS_MESSAGE_HEADER_SIZE;
@@ -897,6 +921,8 @@ static int parse_header_fast(struct kdbus_message *m, const uint8_t *data, size_
                         else
                                 f->unix_fds = u;
                         field_add(f, code);
+                } else if (borrow) {
+                        field_borrow_string(f, code, s);
                 } else if (field_set_string(f, code, s) < 0) {
                         return -ENOMEM;
                 }
@@ -933,12 +959,13 @@ static bool required_fields_present(const struct kdbus_message *m)
  * unusual), zero padding up to the body and the fields the type requires.
  */
 static int parse_header_checked(struct kdbus_message *m, const uint8_t *p, size_t header_end,
-                                size_t body_offset)
+                                size_t body_offset, bool borrow, bool *canonical)
 {
         size_t i;
         int r;
 
-        r = parse_header_fast(m, p, header_end);
+        r = parse_header_fast(m, p, header_end, borrow);
+        *canonical = r > 0;
         if (r == 0)
                 r = parse_header(m, p, header_end);
         if (r < 0)
@@ -972,8 +999,9 @@ int kdbus_message_parse(struct kdbus_message **ret, const void *data, size_t siz
         _cleanup_message_ struct kdbus_message *m = NULL;
         const uint8_t *p = data;
         size_t total, header_end, body_offset;
-        struct kdbus_reader body;
+        struct kdbus_reader_state first;
         const char *sig;
+        bool canonical;
         int r;
 
         if (!ret || (!data && size))
@@ -992,22 +1020,43 @@ int kdbus_message_parse(struct kdbus_message **ret, const void *data, size_t siz
 
         header_end = KDBUS_MESSAGE_HEADER_SIZE + get_u32(p + 12, m->endian);
         body_offset = (header_end + 7) & ~(size_t)7;
-        r = parse_header_checked(m, p, header_end, body_offset);
+
+        /* parsed and validated in the message's own copy of the bytes */
+        m->data = malloc(size);
+        if (!m->data)
+                return -ENOMEM;
+        memcpy(m->data, p, size);
+        m->size = size;
+        m->body_offset = body_offset;
+        r = parse_header_checked(m, m->data, header_end, body_offset, true, &canonical);
         if (r < 0)
                 return r;
 
+        /* the body is validated by the reader that later serves the reads */
         sig = m->fields.strings[KDBUS_FIELD_SIGNATURE] ? m->fields.strings[KDBUS_FIELD_SIGNATURE] : "";
-        r = kdbus_reader_init(&body, p, size, body_offset, m->endian, sig, m->fields.unix_fds);
+        r = kdbus_reader_init(&m->reader, m->data, size, body_offset, m->endian, sig,
+                              m->fields.unix_fds);
         if (r < 0)
                 return r == -EINVAL ? -EBADMSG : r;
-        r = kdbus_reader_validate(&body);
-        kdbus_reader_deinit(&body);
+        m->has_reader = true;
+        kdbus_reader_save(&m->reader, &first);
+        r = kdbus_reader_validate(&m->reader);
         if (r < 0)
                 return r;
+        kdbus_reader_restore(&m->reader, &first);
 
-        r = message_build(m, p + body_offset, size - body_offset);
-        if (r < 0)
-                return r;
+        /*
+         * Known fields only, each as the marshalling rules write it, padding
+         * zero (parse_header_fast()): message_build() would write these very
+         * bytes, so they stay as they came, and the fields point into them.
+         * Anything else is written again from the fields the general parser
+         * took (copies), unknown fields dropped.
+         */
+        if (!canonical) {
+                r = message_build(m, m->data + body_offset, size - body_offset);
+                if (r < 0)
+                        return r;
+        }
         kdbus_writer_deinit(&m->body);
         m->sealed = true;
         *ret = m;
@@ -1281,14 +1330,42 @@ int kdbus_message_append_strv(struct kdbus_message *m, char *const *strv)
 
 /* ---- reading ---- */
 
+/*
+ * The reader over the body, made on the first read of a sealed message:
+ * most messages a program builds are sent and never read back.
+ */
+static int message_reader(struct kdbus_message *m)
+{
+        const char *sig;
+        int r;
+
+        if (!m->sealed)
+                return -EPERM;
+        if (m->has_reader)
+                return 0;
+        sig = m->fields.strings[KDBUS_FIELD_SIGNATURE] ? m->fields.strings[KDBUS_FIELD_SIGNATURE] : "";
+        /* a memfd body is read from its mapping (8-aligned: the same padding) */
+        if (m->has_ext)
+                r = kdbus_reader_init(&m->reader, m->ext_body, m->ext_size, 0, m->endian, sig,
+                                      m->fields.unix_fds);
+        else
+                r = kdbus_reader_init(&m->reader, m->data, m->size, m->body_offset, m->endian,
+                                      sig, m->fields.unix_fds);
+        if (r < 0)
+                return r;
+        m->has_reader = true;
+        return 0;
+}
+
 int kdbus_message_read_basic(struct kdbus_message *m, char type, void *value)
 {
         struct kdbus_reader_state saved;
         uint32_t index;
         int r;
 
-        if (!m->sealed)
-                return -EPERM;
+        r = message_reader(m);
+        if (r < 0)
+                return r;
         if (type != 'h')
                 return kdbus_reader_read_basic(&m->reader, type, value);
 
@@ -1307,29 +1384,41 @@ int kdbus_message_read_basic(struct kdbus_message *m, char type, void *value)
 
 int kdbus_message_read_array(struct kdbus_message *m, char type, const void **ptr, size_t *size)
 {
-        if (!m->sealed)
-                return -EPERM;
+        int r;
+
+        r = message_reader(m);
+        if (r < 0)
+                return r;
         return kdbus_reader_read_array(&m->reader, type, ptr, size);
 }
 
 int kdbus_message_enter_container(struct kdbus_message *m, char type, const char *contents)
 {
-        if (!m->sealed)
-                return -EPERM;
+        int r;
+
+        r = message_reader(m);
+        if (r < 0)
+                return r;
         return kdbus_reader_enter(&m->reader, type, contents);
 }
 
 int kdbus_message_exit_container(struct kdbus_message *m)
 {
-        if (!m->sealed)
-                return -EPERM;
+        int r;
+
+        r = message_reader(m);
+        if (r < 0)
+                return r;
         return kdbus_reader_exit(&m->reader);
 }
 
 int kdbus_message_peek_type(struct kdbus_message *m, char *type, const char **contents)
 {
-        if (!m->sealed)
-                return -EPERM;
+        int r;
+
+        r = message_reader(m);
+        if (r < 0)
+                return r;
         return kdbus_reader_peek(&m->reader, type, contents);
 }
 
@@ -1339,6 +1428,8 @@ int kdbus_message_rewind(struct kdbus_message *m)
 
         if (!m->sealed)
                 return -EPERM;
+        if (!m->has_reader)
+                return 0;       /* the first read starts at the first value */
         f = &m->reader.frames[0];
         m->reader.depth = 0;
         m->reader.pos = f->begin;
@@ -1348,7 +1439,8 @@ int kdbus_message_rewind(struct kdbus_message *m)
 
 bool kdbus_message_at_end(struct kdbus_message *m)
 {
-        return !m->sealed || kdbus_reader_at_end(&m->reader);
+        /* a reader that cannot be made has nothing left to read */
+        return message_reader(m) < 0 || kdbus_reader_at_end(&m->reader);
 }
 
 /* one complete type of *types: 1 when read, or a negative errno */
@@ -1425,13 +1517,15 @@ int kdbus_message_readv(struct kdbus_message *m, const char *types, va_list ap)
         va_list aq;
         int r = 1;
 
-        if (!m->sealed)
-                return -EPERM;
+        r = message_reader(m);
+        if (r < 0)
+                return r;
         if (!types)
                 return -EINVAL;
 
         kdbus_reader_save(&m->reader, &saved);
         va_copy(aq, ap);
+        r = 1;
         while (r > 0 && *types)
                 r = read_one(m, &types, &aq);
         va_end(aq);
@@ -1477,8 +1571,9 @@ int kdbus_message_skip(struct kdbus_message *m, const char *types)
         size_t len;
         int r;
 
-        if (!m->sealed)
-                return -EPERM;
+        r = message_reader(m);
+        if (r < 0)
+                return r;
         if (!types) {
                 r = kdbus_reader_skip(&m->reader);
                 return r == 0 ? -ENXIO : r < 0 ? r : 0;
@@ -1635,6 +1730,7 @@ int kdbus_message_parse_external(struct kdbus_message **ret, const void *header,
         struct kdbus_reader body;
         const char *sig;
         struct stat st;
+        bool canonical;
         void *map;
         int seals, r;
 
@@ -1661,7 +1757,7 @@ int kdbus_message_parse_external(struct kdbus_message **ret, const void *header,
         r = message_new_received(&m, p);
         if (r < 0)
                 return r;
-        r = parse_header_checked(m, p, header_end, body_offset);
+        r = parse_header_checked(m, p, header_end, body_offset, false, &canonical);
         if (r < 0)
                 return r;
 
