@@ -27,9 +27,23 @@ bool kdbus_utf8_valid(const char *str, size_t len)
         size_t i = 0;
 
         while (i < len) {
-                uint32_t c = s[i];
+                uint32_t c;
                 size_t n, k;
 
+                /* names and most strings are ASCII: eight bytes at a time */
+                while (len - i >= 8) {
+                        uint64_t w;
+
+                        memcpy(&w, s + i, 8);
+                        /* no byte with its high bit set, no byte zero */
+                        if ((w & 0x8080808080808080ULL) ||
+                            ((w - 0x0101010101010101ULL) & ~w & 0x8080808080808080ULL))
+                                break;
+                        i += 8;
+                }
+                if (i >= len)
+                        break;
+                c = s[i];
                 if (c < 0x80) {
                         if (c == 0)
                                 return false;

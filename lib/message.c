@@ -44,6 +44,7 @@ struct message_fields {
         uint32_t unix_fds;
         uint8_t order[_KDBUS_FIELD_MAX];        /* codes present, in header order */
         size_t n_order;
+        uint16_t present;       /* bit per code in order[]: a test, not a search */
 };
 
 struct kdbus_message {
@@ -99,21 +100,25 @@ static char field_type(uint8_t code)
 
 static bool field_present(const struct message_fields *f, uint8_t code)
 {
-        return memchr(f->order, code, f->n_order) != NULL;
+        return f->present & (1U << code);
 }
 
 static void field_add(struct message_fields *f, uint8_t code)
 {
-        if (!field_present(f, code))
+        if (!field_present(f, code)) {
                 f->order[f->n_order++] = code;
+                f->present |= 1U << code;
+        }
 }
 
 static void field_remove(struct message_fields *f, uint8_t code)
 {
-        uint8_t *p = memchr(f->order, code, f->n_order);
+        uint8_t *p;
 
-        if (!p)
+        if (!field_present(f, code))
                 return;
+        f->present &= ~(1U << code);
+        p = memchr(f->order, code, f->n_order);
         memmove(p, p + 1, f->n_order - (size_t)(p - f->order) - 1);
         --f->n_order;
 }
@@ -903,13 +908,14 @@ static int parse_header_fast(struct kdbus_message *m, const uint8_t *data, size_
                         if (len >= header_end - pos)
                                 goto slow;
                         s = (const char *)data + pos;
-                        if (s[len] || memchr(s, 0, len))
+                        if (s[len])
                                 goto slow;
+                        /* the string and path checks refuse a NUL inside */
                         if (type == 's' && !kdbus_utf8_valid(s, len))
                                 goto slow;
                         if (type == 'o' && !kdbus_object_path_valid(s, len))
                                 goto slow;
-                        if (type == 'g' && kdbus_signature_validate(s) < 0)
+                        if (type == 'g' && (memchr(s, 0, len) || kdbus_signature_validate(s) < 0))
                                 goto slow;
                         pos += (size_t)len + 1;
                 }

@@ -122,6 +122,30 @@ static void test_syntax(void)
         ok &= !kdbus_utf8_valid("a\0b", 3);
         tap_ok(ok, "utf8: overlong, surrogate, > U+10FFFF, truncated and NUL refused");
 
+        /* long strings: ASCII is checked eight bytes at a time */
+        ok = true;
+        for (i = 0; i < 24; ++i) {
+                char buf[32];
+
+                memset(buf, 'a', sizeof(buf));
+                ok &= kdbus_utf8_valid(buf, sizeof(buf));
+                buf[i] = 0;
+                ok &= !kdbus_utf8_valid(buf, sizeof(buf));
+                buf[i] = (char)0xff;
+                ok &= !kdbus_utf8_valid(buf, sizeof(buf));
+                buf[i] = (char)0xc3;
+                buf[i + 1] = (char)0xa9;
+                ok &= kdbus_utf8_valid(buf, sizeof(buf));
+                buf[i + 1] = 'a';
+                ok &= !kdbus_utf8_valid(buf, sizeof(buf));
+                ok &= kdbus_utf8_valid(buf, i);
+                if (!ok) {
+                        tap_diag("long string, byte %zu", i);
+                        break;
+                }
+        }
+        tap_ok(ok, "utf8: NUL, bad and multi-byte sequences at any offset of a long string");
+
         tap_ok(kdbus_object_path_valid("/", 1) && kdbus_object_path_valid("/a/b_C9", 7) &&
                !kdbus_object_path_valid("", 0) && !kdbus_object_path_valid("a", 1) &&
                !kdbus_object_path_valid("/a/", 3) && !kdbus_object_path_valid("//", 2) &&
@@ -578,7 +602,7 @@ static void test_array_limit(void)
 
 int main(void)
 {
-        tap_plan(50);
+        tap_plan(51);
         test_signatures();
         test_syntax();
         test_basic_round_trip('l');
