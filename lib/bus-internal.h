@@ -71,7 +71,9 @@ struct kdbus_bus {
         bool external_bodies;           /* kdbus_bus_set_external_bodies */
         bool monitor;
         bool name_signals;
-        uint64_t attach_recv;
+        uint64_t attach_recv;           /* what the kernel attaches for us */
+        uint64_t attach_user;           /* kdbus_bus_set_attach_recv() */
+        bool names_needed;              /* a match rule on a well-known sender */
         uint64_t timeout_usec;
         /* faked identity (kdbus_bus_set_faked_identity) */
         bool faked;

@@ -497,14 +497,15 @@ int kdbus_bus_new(struct kdbus_bus **ret)
         bus->accept_fd = true;
         bus->pool_size_req = KDBUS_BUS_DEFAULT_POOL_SIZE;
         /*
-         * Only what the library itself needs (a sender's well-known names,
-         * for match rules on sender=): the kernel collects and renders
-         * every item a receiver asks for on every message, about a fifth
-         * of a small call with CREDS and PIDS. Ask for more with
-         * kdbus_bus_set_attach_recv(), as sd-bus asks with
-         * sd_bus_negotiate_creds().
+         * Nothing until something needs it: the kernel collects and
+         * renders every item a receiver asks for on every message (NAMES
+         * alone is about a tenth of a small library call). The library
+         * asks for the sender's well-known names once a match rule on a
+         * well-known sender needs them (bus_add_match_rule()); a program
+         * asks for more with kdbus_bus_set_attach_recv(), as sd-bus asks
+         * with sd_bus_negotiate_creds().
          */
-        bus->attach_recv = KDBUS_ATTACH_NAMES;
+        bus->attach_recv = 0;
         bus->timeout_usec = KDBUS_BUS_DEFAULT_TIMEOUT_USEC;
         *ret = bus;
         return 0;
@@ -618,20 +619,35 @@ int kdbus_bus_set_external_bodies(struct kdbus_bus *bus, bool enable)
         return 0;
 }
 
-int kdbus_bus_set_attach_recv(struct kdbus_bus *bus, uint64_t attach_flags)
+/* what the program asked for, plus the names the match rules need */
+static int bus_update_attach_recv(struct kdbus_bus *bus)
 {
-        bus->attach_recv = attach_flags | KDBUS_ATTACH_NAMES;
-        if (bus->started) {
+        uint64_t want = bus->attach_user | (bus->names_needed ? KDBUS_ATTACH_NAMES : 0);
+
+        if (bus->started && want != bus->attach_recv) {
                 _Alignas(8) uint8_t buf[sizeof(struct kdbus_cmd) + sizeof(struct kdbus_item)];
                 struct kdbus_cmd *cmd = (void *)buf;
 
                 memset(buf, 0, sizeof(buf));
                 cmd->size = sizeof(struct kdbus_cmd) + ITEM_HEADER_SIZE + 8;
-                item_put(cmd->items, KDBUS_ITEM_ATTACH_FLAGS_RECV, &bus->attach_recv, 8);
+                item_put(cmd->items, KDBUS_ITEM_ATTACH_FLAGS_RECV, &want, 8);
                 if (ioctl(bus->fd, KDBUS_CMD_UPDATE, cmd) < 0)
                         return -errno;
         }
+        bus->attach_recv = want;
         return 0;
+}
+
+int kdbus_bus_set_attach_recv(struct kdbus_bus *bus, uint64_t attach_flags)
+{
+        uint64_t old = bus->attach_user;
+        int r;
+
+        bus->attach_user = attach_flags;
+        r = bus_update_attach_recv(bus);
+        if (r < 0)
+                bus->attach_user = old;
+        return r;
 }
 
 int kdbus_bus_set_monitor(struct kdbus_bus *bus, bool monitor)
@@ -2820,6 +2836,23 @@ int bus_add_match_rule(struct kdbus_bus *bus, struct kdbus_slot **slot,
         struct kdbus_slot *s;
         int r;
 
+        /*
+         * A rule on a well-known sender is matched against the names the
+         * sender owned (OWNED_NAME items): ask for them before the kernel
+         * match exists, so every message it lets through carries them.
+         * They stay asked for (a rule removed meanwhile costs nothing
+         * wrong). The bus driver's messages are matched by its name.
+         */
+        if (rule->sender && rule->sender[0] != ':' && strcmp(rule->sender, KDBUS_DRIVER_NAME) &&
+            !bus->names_needed) {
+                bus->names_needed = true;
+                r = bus_update_attach_recv(bus);
+                if (r < 0) {
+                        bus->names_needed = false;
+                        kdbus_match_rule_free(rule);
+                        return r;
+                }
+        }
         r = slot_new(bus, slot, SLOT_MATCH, handler, userdata, &s);
         if (r < 0) {
                 kdbus_match_rule_free(rule);

@@ -594,9 +594,10 @@ static int emit_md(struct kdbus_bus *a, struct md_seen *c)
 }
 
 /*
- * The metadata a connection receives: by default only the sender's names
- * (libkdbus(3)); CREDS and PIDS once asked for, also on a running
- * connection (KDBUS_CMD_UPDATE), and NAMES cannot be switched off.
+ * The metadata a connection receives: by default nothing (libkdbus(3));
+ * the sender's names once a match rule on a well-known sender needs them,
+ * and then for good; CREDS and PIDS once asked for, also on a running
+ * connection (KDBUS_CMD_UPDATE).
  */
 static void test_attach_recv(struct kdbus_bus *a, pid_t service_pid)
 {
@@ -611,8 +612,17 @@ static void test_attach_recv(struct kdbus_bus *a, pid_t service_pid)
                 return;
         }
         r = emit_md(a, &c);
+        ok(r == 0 && c.n == 1 && !c.has_creds && !c.has_pids && !c.service_name,
+           "default attach flags: no metadata at all (n=%d creds=%d pids=%d name=%d)",
+           c.n, c.has_creds, c.has_pids, c.service_name);
+        kdbus_slot_unref(slot);
+
+        r = kdbus_bus_add_match(a, &slot, "type='signal',sender='" SERVICE_NAME "',"
+                                "interface='org.example.Sig',arg0='md'", on_signal_md, &c);
+        ok(r == 0, "add_match on a well-known sender (r=%d)", r);
+        r = emit_md(a, &c);
         ok(r == 0 && c.n == 1 && !c.has_creds && !c.has_pids && c.service_name,
-           "default attach flags: the sender's names, no CREDS, no PIDS (n=%d creds=%d pids=%d name=%d)",
+           "it matches: the signal carries the sender's names (n=%d creds=%d pids=%d name=%d)",
            c.n, c.has_creds, c.has_pids, c.service_name);
 
         r = kdbus_bus_set_attach_recv(a, KDBUS_ATTACH_CREDS | KDBUS_ATTACH_PIDS);
@@ -627,8 +637,8 @@ static void test_attach_recv(struct kdbus_bus *a, pid_t service_pid)
         ok(r == 0, "set_attach_recv(0) (r=%d)", r);
         r = emit_md(a, &c);
         ok(r == 0 && c.n == 1 && !c.has_creds && !c.has_pids && c.service_name,
-           "back to names only: NAMES stays (creds=%d pids=%d name=%d)", c.has_creds, c.has_pids,
-           c.service_name);
+           "back to names only: the match rule still needs them (creds=%d pids=%d name=%d)",
+           c.has_creds, c.has_pids, c.service_name);
         kdbus_slot_unref(slot);
 }
 
