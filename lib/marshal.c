@@ -634,6 +634,7 @@ int kdbus_reader_init(struct kdbus_reader *r, const void *data, size_t size, siz
         r->depth = 0;
         r->frames = NULL;
         r->n_frames = 0;
+        r->validated = false;
         r->peek[0] = 0;
         ret = frames_ensure(&r->frames, &r->n_frames, 1);
         if (ret < 0)
@@ -747,12 +748,15 @@ static int reader_get_string(struct kdbus_reader *r, char type, const char **out
         s = (const char *)r->data + r->pos;
         if (s[len] != 0)
                 return -EBADMSG;
-        if (memchr(s, 0, len))
-                return -EILSEQ;
-        if (type == 's' && !kdbus_utf8_valid(s, len))
-                return -EILSEQ;
-        if (type == 'o' && !kdbus_object_path_valid(s, len))
-                return -EBADMSG;
+        /* the bytes do not change after validation: each string is checked once */
+        if (!r->validated) {
+                if (memchr(s, 0, len))
+                        return -EILSEQ;
+                if (type == 's' && !kdbus_utf8_valid(s, len))
+                        return -EILSEQ;
+                if (type == 'o' && !kdbus_object_path_valid(s, len))
+                        return -EBADMSG;
+        }
         r->pos += (size_t)len + 1;
         *out = s;
         *out_len = len;
@@ -1052,6 +1056,12 @@ int kdbus_reader_validate(struct kdbus_reader *r)
         if (ret >= 0 && r->pos != r->frames[0].end)
                 ret = -EBADMSG;         /* bytes beyond the signature */
         kdbus_reader_restore(r, &saved);
+        /*
+         * Callers validate bytes nobody else can change (a private copy, a
+         * sealed memfd); later reads of strings skip their checks.
+         */
+        if (ret >= 0)
+                r->validated = true;
         return ret < 0 ? ret : 0;
 }
 

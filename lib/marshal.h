@@ -108,6 +108,7 @@ struct kdbus_reader {
         unsigned int depth;
         struct kdbus_frame *frames;
         unsigned int n_frames;
+        bool validated;         /* kdbus_reader_validate() passed: strings are known good */
         char peek[KDBUS_SIGNATURE_MAX + 1];
 };
 

@@ -39,7 +39,7 @@
 
 struct message_fields {
         char *strings[_KDBUS_FIELD_MAX + 1];    /* string-typed fields, by code */
-        uint16_t borrowed;      /* bit per code: the string points into m->data */
+        uint16_t borrowed;      /* bit per code: the string is not the field's own */
         uint32_t reply_serial;
         uint32_t unix_fds;
         uint8_t order[_KDBUS_FIELD_MAX];        /* codes present, in header order */
@@ -56,6 +56,7 @@ struct kdbus_message {
         uint32_t serial;
         struct message_fields fields;
 
+        char *strings;                  /* the constructor's fields (message_set_strings()) */
         int *fds;                       /* owned, in index order */
         size_t n_fds;
 
@@ -151,9 +152,10 @@ static int field_set_string(struct message_fields *f, uint8_t code, const char *
 }
 
 /*
- * Set a string field to @value inside the message's own bytes, without a
- * copy: a parsed header whose bytes are kept (kdbus_message_parse()).
- * Whatever replaces those bytes replaces the fields first (fields_copy()).
+ * Set a string field to @value without a copy: @value lives in memory the
+ * message owns (its bytes, its constructor's strings) or, while sealing,
+ * in the caller's. Whatever replaces the bytes replaces the fields first
+ * (fields_copy(), message_build()).
  */
 static void field_borrow_string(struct message_fields *f, uint8_t code, const char *value)
 {
@@ -227,6 +229,35 @@ static int message_new(struct kdbus_message **ret, uint8_t type, char endian, bo
         return 0;
 }
 
+/*
+ * The string fields a constructor sets (NULL values skipped), in one
+ * allocation the message owns instead of one per field; the fields
+ * borrow them until sealing points them into the message's bytes.
+ */
+static int message_set_strings(struct kdbus_message *m, const uint8_t *codes,
+                               const char *const *values, size_t n)
+{
+        size_t i, len[4], total = 0;    /* at most four: a method call's */
+        char *p;
+
+        for (i = 0; i < n; ++i) {
+                len[i] = values[i] ? strlen(values[i]) + 1 : 0;
+                total += len[i];
+        }
+        p = malloc(total ? total : 1);
+        if (!p)
+                return -ENOMEM;
+        m->strings = p;
+        for (i = 0; i < n; ++i) {
+                if (!values[i])
+                        continue;
+                memcpy(p, values[i], len[i]);
+                field_borrow_string(&m->fields, codes[i], p);
+                p += len[i];
+        }
+        return 0;
+}
+
 struct kdbus_message *kdbus_message_ref(struct kdbus_message *m)
 {
         if (m)
@@ -239,6 +270,7 @@ struct kdbus_message *kdbus_message_unref(struct kdbus_message *m)
         if (!m || --m->n_ref > 0)
                 return NULL;
         fields_free(&m->fields);
+        free(m->strings);
         close_fds(m->fds, m->n_fds);
         free(m->fds);
         kdbus_writer_deinit(&m->body);
@@ -345,16 +377,23 @@ static int message_build(struct kdbus_message *m, const void *body, size_t body_
                 if (type == 'u') {
                         put_u32(p, code == KDBUS_FIELD_REPLY_SERIAL ? f->reply_serial
                                                                     : f->unix_fds, m->endian);
-                } else if (type == 'g') {
-                        len = strlen(f->strings[code]);
-                        p[0] = (uint8_t)len;
-                        memcpy(p + 1, f->strings[code], len);
-                } else {
-                        len = strlen(f->strings[code]);
-                        put_u32(p, (uint32_t)len, m->endian);
-                        memcpy(p + 4, f->strings[code], len);
+                        pos += 8;
+                        continue;
                 }
-                pos = field_end(f, code, pos);
+                len = strlen(f->strings[code]);
+                if (type == 'g') {
+                        p[0] = (uint8_t)len;
+                        p += 1;
+                } else {
+                        put_u32(p, (uint32_t)len, m->endian);
+                        p += 4;
+                }
+                memcpy(p, f->strings[code], len);
+                pos = (size_t)(p - data) + len + 1;
+                /* from now on the field is its bytes in the message */
+                field_drop_string(f, code);
+                f->strings[code] = (char *)p;
+                f->borrowed |= 1U << code;
         }
         if (body_size)
                 memcpy(data + body_offset, body, body_size);
@@ -416,13 +455,13 @@ int kdbus_message_new_method_call(struct kdbus_message **ret, const char *destin
         r = message_new(&m, KDBUS_MESSAGE_METHOD_CALL, KDBUS_LITTLE_ENDIAN, true);
         if (r < 0)
                 return r;
-        r = field_set_string(&m->fields, KDBUS_FIELD_PATH, path);
-        if (r >= 0)
-                r = field_set_string(&m->fields, KDBUS_FIELD_DESTINATION, destination);
-        if (r >= 0)
-                r = field_set_string(&m->fields, KDBUS_FIELD_INTERFACE, interface);
-        if (r >= 0)
-                r = field_set_string(&m->fields, KDBUS_FIELD_MEMBER, member);
+        {
+                static const uint8_t codes[] = { KDBUS_FIELD_PATH, KDBUS_FIELD_DESTINATION,
+                                                 KDBUS_FIELD_INTERFACE, KDBUS_FIELD_MEMBER };
+                const char *values[] = { path, destination, interface, member };
+
+                r = message_set_strings(m, codes, values, 4);
+        }
         if (r < 0)
                 return r;
         *ret = m;
@@ -446,11 +485,13 @@ int kdbus_message_new_signal(struct kdbus_message **ret, const char *path,
         if (r < 0)
                 return r;
         m->flags = KDBUS_MESSAGE_NO_REPLY_EXPECTED;
-        r = field_set_string(&m->fields, KDBUS_FIELD_PATH, path);
-        if (r >= 0)
-                r = field_set_string(&m->fields, KDBUS_FIELD_INTERFACE, interface);
-        if (r >= 0)
-                r = field_set_string(&m->fields, KDBUS_FIELD_MEMBER, member);
+        {
+                static const uint8_t codes[] = { KDBUS_FIELD_PATH, KDBUS_FIELD_INTERFACE,
+                                                 KDBUS_FIELD_MEMBER };
+                const char *values[] = { path, interface, member };
+
+                r = message_set_strings(m, codes, values, 3);
+        }
         if (r < 0)
                 return r;
         *ret = m;
@@ -659,7 +700,7 @@ int kdbus_message_set_sender(struct kdbus_message *m, const char *sender)
 int kdbus_message_seal(struct kdbus_message *m, uint32_t serial, const char *sender)
 {
         struct message_fields old = m->fields;
-        char *sig_copy = NULL, *sender_copy = NULL;
+        const uint16_t sig_bit = 1U << KDBUS_FIELD_SIGNATURE, sender_bit = 1U << KDBUS_FIELD_SENDER;
         const char *sig;
         int r;
 
@@ -672,24 +713,28 @@ int kdbus_message_seal(struct kdbus_message *m, uint32_t serial, const char *sen
         if (m->n_fds > UINT32_MAX)
                 return -E2BIG;
 
-        /* the fields change in place; @old restores them on failure */
+        /*
+         * The fields change in place; @old restores them on failure. The
+         * signature and @sender are borrowed, not copied: message_build()
+         * points every string field into the bytes it writes.
+         */
         sig = kdbus_writer_signature(&m->body);
-        if ((*sig && !(sig_copy = strdup(sig))) || (sender && !(sender_copy = strdup(sender)))) {
-                free(sig_copy);
-                return -ENOMEM;
-        }
-        m->fields.strings[KDBUS_FIELD_SIGNATURE] = sig_copy;
-        if (sig_copy)
+        m->fields.strings[KDBUS_FIELD_SIGNATURE] = *sig ? (char *)sig : NULL;
+        if (*sig) {
+                m->fields.borrowed |= sig_bit;
                 field_add(&m->fields, KDBUS_FIELD_SIGNATURE);
-        else
+        } else {
+                m->fields.borrowed &= ~sig_bit;
                 field_remove(&m->fields, KDBUS_FIELD_SIGNATURE);
+        }
         m->fields.unix_fds = (uint32_t)m->n_fds;
         if (m->n_fds)
                 field_add(&m->fields, KDBUS_FIELD_UNIX_FDS);
         else
                 field_remove(&m->fields, KDBUS_FIELD_UNIX_FDS);
-        if (sender_copy) {
-                m->fields.strings[KDBUS_FIELD_SENDER] = sender_copy;
+        if (sender) {
+                m->fields.strings[KDBUS_FIELD_SENDER] = (char *)sender;
+                m->fields.borrowed |= sender_bit;
                 field_add(&m->fields, KDBUS_FIELD_SENDER);
         }
 
@@ -698,12 +743,12 @@ int kdbus_message_seal(struct kdbus_message *m, uint32_t serial, const char *sen
         if (r < 0) {
                 m->serial = 0;
                 m->fields = old;
-                free(sig_copy);
-                free(sender_copy);
                 return r;
         }
-        free(old.strings[KDBUS_FIELD_SIGNATURE]);
-        if (sender_copy)
+        /* what the borrowed ones replaced (the rest moved into the bytes) */
+        if (!(old.borrowed & sig_bit))
+                free(old.strings[KDBUS_FIELD_SIGNATURE]);
+        if (sender && !(old.borrowed & sender_bit))
                 free(old.strings[KDBUS_FIELD_SENDER]);
         kdbus_writer_deinit(&m->body);
         m->sealed = true;
@@ -1005,7 +1050,6 @@ int kdbus_message_parse(struct kdbus_message **ret, const void *data, size_t siz
         _cleanup_message_ struct kdbus_message *m = NULL;
         const uint8_t *p = data;
         size_t total, header_end, body_offset;
-        struct kdbus_reader_state first;
         const char *sig;
         bool canonical;
         int r;
@@ -1045,11 +1089,9 @@ int kdbus_message_parse(struct kdbus_message **ret, const void *data, size_t siz
         if (r < 0)
                 return r == -EINVAL ? -EBADMSG : r;
         m->has_reader = true;
-        kdbus_reader_save(&m->reader, &first);
-        r = kdbus_reader_validate(&m->reader);
+        r = kdbus_reader_validate(&m->reader);  /* leaves it at the first value */
         if (r < 0)
                 return r;
-        kdbus_reader_restore(&m->reader, &first);
 
         /*
          * Known fields only, each as the marshalling rules write it, padding
