@@ -228,18 +228,27 @@ void kdbus_strv_free(char **strv)
         free(strv);
 }
 
-int bus_strv_push(char ***strv, size_t *n, const char *s)
+/* append @s, which the vector takes over (NULL: out of memory, left as it was) */
+static int bus_strv_take(char ***strv, size_t *n, char *s)
 {
-        char **v = realloc(*strv, (*n + 2) * sizeof(*v));
+        char **v;
 
-        if (!v)
+        if (!s)
                 return -ENOMEM;
+        v = realloc(*strv, (*n + 2) * sizeof(*v));
+        if (!v) {
+                free(s);
+                return -ENOMEM;
+        }
         *strv = v;
-        v[*n] = strdup(s);
-        if (!v[*n])
-                return -ENOMEM;
+        v[*n] = s;
         v[++*n] = NULL;
         return 0;
+}
+
+int bus_strv_push(char ***strv, size_t *n, const char *s)
+{
+        return bus_strv_take(strv, n, strdup(s));
 }
 
 void bus_strv_remove(char **strv, size_t *n, const char *s)
@@ -411,18 +420,7 @@ static int metadata_add_item(struct kdbus_metadata *md, const struct kdbus_item 
                         return -ENOMEM;
                 md->name_flags = f;
                 f[md->n_names] = item->name.flags;
-                {
-                        char **v = realloc(md->names, (md->n_names + 2) * sizeof(*v));
-
-                        if (!v)
-                                return -ENOMEM;
-                        md->names = v;
-                        v[md->n_names] = strndup(item->name.name, nlen);
-                        if (!v[md->n_names])
-                                return -ENOMEM;
-                        v[++md->n_names] = NULL;
-                        return 0;
-                }
+                return bus_strv_take(&md->names, &md->n_names, strndup(item->name.name, nlen));
         }
         case KDBUS_ITEM_CMDLINE: {
                 char *s = malloc(len + 1);

@@ -165,6 +165,12 @@ static void field_borrow_string(struct message_fields *f, uint8_t code, const ch
         field_add(f, code);
 }
 
+/* the SIGNATURE field; a message without one has an empty body */
+static const char *field_signature(const struct message_fields *f)
+{
+        return f->strings[KDBUS_FIELD_SIGNATURE] ? f->strings[KDBUS_FIELD_SIGNATURE] : "";
+}
+
 static void fields_free(struct message_fields *f)
 {
         uint8_t i;
@@ -391,9 +397,7 @@ static int message_build(struct kdbus_message *m, const void *body, size_t body_
                 memcpy(p, f->strings[code], len);
                 pos = (size_t)(p - data) + len + 1;
                 /* from now on the field is its bytes in the message */
-                field_drop_string(f, code);
-                f->strings[code] = (char *)p;
-                f->borrowed |= 1U << code;
+                field_borrow_string(f, code, (const char *)p);
         }
         if (body_size)
                 memcpy(data + body_offset, body, body_size);
@@ -628,7 +632,7 @@ const char *kdbus_message_get_signature(const struct kdbus_message *m)
 {
         if (!m->sealed)
                 return kdbus_writer_signature(&m->body);
-        return m->fields.strings[KDBUS_FIELD_SIGNATURE] ? m->fields.strings[KDBUS_FIELD_SIGNATURE] : "";
+        return field_signature(&m->fields);
 }
 
 bool kdbus_message_is_sealed(const struct kdbus_message *m)
@@ -1016,7 +1020,8 @@ static int parse_header_checked(struct kdbus_message *m, const uint8_t *p, size_
         int r;
 
         r = parse_header_fast(m, p, header_end, borrow);
-        *canonical = r > 0;
+        if (canonical)
+                *canonical = r > 0;
         if (r == 0)
                 r = parse_header(m, p, header_end);
         if (r < 0)
@@ -1083,7 +1088,7 @@ int kdbus_message_parse(struct kdbus_message **ret, const void *data, size_t siz
                 return r;
 
         /* the body is validated by the reader that later serves the reads */
-        sig = m->fields.strings[KDBUS_FIELD_SIGNATURE] ? m->fields.strings[KDBUS_FIELD_SIGNATURE] : "";
+        sig = field_signature(&m->fields);
         r = kdbus_reader_init(&m->reader, m->data, size, body_offset, m->endian, sig,
                               m->fields.unix_fds);
         if (r < 0)
@@ -1391,7 +1396,7 @@ static int message_reader(struct kdbus_message *m)
                 return -EPERM;
         if (m->has_reader)
                 return 0;
-        sig = m->fields.strings[KDBUS_FIELD_SIGNATURE] ? m->fields.strings[KDBUS_FIELD_SIGNATURE] : "";
+        sig = field_signature(&m->fields);
         /* a memfd body is read from its mapping (8-aligned: the same padding) */
         if (m->has_ext)
                 r = kdbus_reader_init(&m->reader, m->ext_body, m->ext_size, 0, m->endian, sig,
@@ -1778,7 +1783,6 @@ int kdbus_message_parse_external(struct kdbus_message **ret, const void *header,
         struct kdbus_reader body;
         const char *sig;
         struct stat st;
-        bool canonical;
         void *map;
         int seals, r;
 
@@ -1805,7 +1809,7 @@ int kdbus_message_parse_external(struct kdbus_message **ret, const void *header,
         r = message_new_received(&m, p);
         if (r < 0)
                 return r;
-        r = parse_header_checked(m, p, header_end, body_offset, false, &canonical);
+        r = parse_header_checked(m, p, header_end, body_offset, false, NULL);
         if (r < 0)
                 return r;
 
@@ -1821,7 +1825,7 @@ int kdbus_message_parse_external(struct kdbus_message **ret, const void *header,
         m->ext_size = body_size;
 
         /* the body starts 8-aligned, so it validates as a buffer of its own */
-        sig = m->fields.strings[KDBUS_FIELD_SIGNATURE] ? m->fields.strings[KDBUS_FIELD_SIGNATURE] : "";
+        sig = field_signature(&m->fields);
         r = kdbus_reader_init(&body, m->ext_body, body_size, 0, m->endian, sig, m->fields.unix_fds);
         if (r < 0)
                 return r == -EINVAL ? -EBADMSG : r;
