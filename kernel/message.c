@@ -7,7 +7,12 @@
  * Locking:
  *  - A struct kdbus_staging belongs to the thread that created it and is
  *    never shared; it needs no lock. struct kdbus_gaps is immutable and
- *    reference counted.
+ *    reference counted. The exception is the payload of a large
+ *    synchronous call, which the receiver pulls (kdbus_queue_entry_pull()):
+ *    staging->pull_entry and entry->pull link the two under the
+ *    receiver's conn->lock, which the sender takes (alone) before its
+ *    SEND returns to copy what was not pulled; the staging object lives
+ *    until then, so a linked entry never points to a freed one.
  *  - Delivering into a receiver takes the receiver's conn->lock (it
  *    protects the receive queue, its quotas and the pool's accounted
  *    share) and, when a reply record is created or consumed, the
@@ -57,6 +62,7 @@
 #include <linux/sched/signal.h>
 #include <linux/shmem_fs.h>
 #include <linux/slab.h>
+#include <linux/sizes.h>
 #include <linux/timekeeping.h>
 #include <linux/uaccess.h>
 #include <linux/uio.h>
@@ -87,6 +93,14 @@
 /* seals a memfd must carry to be accepted as payload (kdbus.message(7)) */
 #define KDBUS_MEMFD_SEALS \
 	(F_SEAL_SHRINK | F_SEAL_GROW | F_SEAL_WRITE | F_SEAL_SEAL)
+
+/*
+ * Payloads from this size on are pulled by the receiver of a synchronous
+ * call (kdbus_queue_entry_pull()). Below it the copy is short enough that
+ * where it runs does not matter, and the sender frees its staging object
+ * before it sleeps instead of after the answer.
+ */
+#define KDBUS_PULL_MIN_PAYLOAD	SZ_32K
 
 /* zero bytes for padding; padding is never longer than 7 bytes */
 static const u8 kdbus_zeros[8];
@@ -777,16 +791,24 @@ error:
 	return ERR_PTR(ret);
 }
 
+static void kdbus_staging_pull_finish(struct kdbus_staging *staging);
+
 /**
  * kdbus_staging_free() - free a staging object
  * @staging:	staging object, or NULL
  *
+ * A payload that a receiver was to pull and has not is copied first.
+ *
+ * Context: no connection lock may be held.
  * Return: NULL
  */
 struct kdbus_staging *kdbus_staging_free(struct kdbus_staging *staging)
 {
 	if (!staging)
 		return NULL;
+
+	if (staging->pull_dst)
+		kdbus_staging_pull_finish(staging);
 
 	kfree(staging->meta_items);
 	kdbus_meta_conn_unref(staging->meta_conn);
@@ -1025,6 +1047,9 @@ static int kdbus_staging_emit_payload(struct kdbus_staging *staging,
  * @staging:	staging object
  * @dst:	receiving connection
  * @slice:	slice of kdbus_staging_size() bytes in @dst's pool
+ * @deferred_off: NULL to copy the payload now; else the payload stream is
+ *		left out and its offset in @slice stored here, for
+ *		kdbus_queue_entry_pull()
  *
  * Writes the header and items (with PAYLOAD_OFF offsets computed for this
  * receiver), the metadata this receiver gets, and the payload stream,
@@ -1036,7 +1061,7 @@ static int kdbus_staging_emit_payload(struct kdbus_staging *staging,
  */
 int kdbus_staging_emit(struct kdbus_staging *staging,
 		       struct kdbus_conn *dst,
-		       struct kdbus_pool_slice *slice)
+		       struct kdbus_pool_slice *slice, u64 *deferred_off)
 {
 	u64 msg_size, payload_off, slice_size, end;
 	struct kvec kvec[4];
@@ -1082,12 +1107,86 @@ int kdbus_staging_emit(struct kdbus_staging *staging,
 	if (ret < 0)
 		return ret;
 
-	ret = kdbus_staging_emit_payload(staging, slice, payload_off);
+	if (deferred_off)
+		*deferred_off = payload_off;
+	else
+		ret = kdbus_staging_emit_payload(staging, slice, payload_off);
 	if (ret < 0)
 		return ret;
 
 	end = payload_off + staging->n_payload;
 	return kdbus_slice_write_zeros(slice, end, slice_size - end);
+}
+
+/**
+ * kdbus_queue_entry_pull() - copy the pending payload of a queued call
+ * @entry:	queue entry
+ *
+ * The payload of a large synchronous call is not copied when the call is
+ * queued: the receiver copies it from the sender's pinned pages when it
+ * first sees the message (RECV, also with PEEK) or when the entry moves to
+ * another connection; the sender copies it itself before its SEND returns
+ * if nobody did (kdbus_staging_free()). Either way it is copied once,
+ * while the SEND that staged it runs. Copied by the receiver, the bytes
+ * land in the receiver's CPU cache instead of being pushed out of it by
+ * the sender's CPU, where the receiver would then have to fetch them
+ * (Documentation/performance.md, "Who copies").
+ *
+ * Context: entry->conn->lock must be held; it serialises the copy with the
+ * sender's own. The copy reads pinned pages only.
+ * Return: 0 (also when nothing was pending), negative error code if the
+ * pool cannot be written (the payload stays pending).
+ */
+int kdbus_queue_entry_pull(struct kdbus_queue_entry *entry)
+{
+	struct kdbus_staging *staging = entry->pull;
+	int ret;
+
+	lockdep_assert_held(&entry->conn->lock);
+
+	if (!staging)
+		return 0;
+
+	ret = kdbus_staging_emit_payload(staging, entry->slice,
+					 entry->pull_off);
+	if (ret < 0)
+		return ret;
+
+	staging->pull_entry = NULL;
+	entry->pull = NULL;
+	return 0;
+}
+
+/*
+ * Before a staging object with a pending payload goes, the sender copies
+ * the payload itself if the receiver has not: the bytes a receiver gets
+ * are the sender's at the time of its SEND. If the pool cannot be
+ * written, the message is dropped as lost (the receiver's dropped
+ * counter), and a waiting requester learns that no reply will come.
+ */
+static void kdbus_staging_pull_finish(struct kdbus_staging *staging)
+{
+	struct kdbus_conn *dst = staging->pull_dst;
+	struct kdbus_queue_entry *entry;
+	struct kdbus_reply *reply = NULL;
+
+	mutex_lock(&dst->lock);
+	entry = staging->pull_entry;
+	if (entry && kdbus_queue_entry_pull(entry) < 0) {
+		reply = kdbus_reply_ref(entry->reply);
+		kdbus_queue_entry_free(entry);
+		atomic_inc(&dst->lost_count);
+	}
+	mutex_unlock(&dst->lock);
+
+	if (reply) {
+		kdbus_msg_reply_dead(staging->bus, reply);
+		kdbus_notify_flush(staging->bus);
+		kdbus_reply_unref(reply);
+	}
+
+	staging->pull_dst = NULL;
+	kdbus_conn_unref(dst);
 }
 
 /*
@@ -1154,6 +1253,7 @@ static int kdbus_msg_pin_dst(struct kdbus_bus *bus,
  * @staging:	the message
  * @reply:	reply record to link on @src and attach to the entry, or NULL
  * @name_id:	name-generation the message was sent to, or 0
+ * @pull:	leave the payload for @dst to pull (kdbus_queue_entry_pull())
  *
  * Enqueue steps of kdbus.message(7), atomic with respect to a disconnect of
  * @dst. If @reply is given, the pending request limit of @src is checked
@@ -1161,7 +1261,7 @@ static int kdbus_msg_pin_dst(struct kdbus_bus *bus,
  */
 static int kdbus_msg_deliver(struct kdbus_conn *src, struct kdbus_conn *dst,
 			     struct kdbus_staging *staging,
-			     struct kdbus_reply *reply, u64 name_id)
+			     struct kdbus_reply *reply, u64 name_id, bool pull)
 {
 	struct kdbus_queue_entry *entry;
 	int ret;
@@ -1185,12 +1285,16 @@ static int kdbus_msg_deliver(struct kdbus_conn *src, struct kdbus_conn *dst,
 		goto exit_unlock;
 	}
 
-	entry = kdbus_queue_entry_new(src, dst, staging);
+	entry = kdbus_queue_entry_new(src, dst, staging, pull);
 	if (IS_ERR(entry)) {
 		ret = PTR_ERR(entry);
 		goto exit_unlock;
 	}
 
+	if (pull) {
+		staging->pull_entry = entry;
+		staging->pull_dst = kdbus_conn_ref(dst);
+	}
 	entry->dst_name_id = name_id;
 	if (reply)
 		kdbus_reply_link(reply);
@@ -1221,7 +1325,7 @@ static void kdbus_msg_monitors_locked(struct kdbus_conn *src,
 	lockdep_assert_held(&bus->conn_rwlock);
 
 	list_for_each_entry(m, &bus->monitors_list, monitor_entry)
-		if (kdbus_msg_deliver(src, m, staging, NULL, 0) < 0)
+		if (kdbus_msg_deliver(src, m, staging, NULL, 0, false) < 0)
 			atomic_inc(&m->lost_count);
 }
 
@@ -1295,7 +1399,7 @@ static void kdbus_msg_broadcast(struct kdbus_conn *src,
 		dst = slot->conn;
 		if (!kdbus_msg_signal_wanted(src, dst, staging))
 			continue;
-		if (kdbus_msg_deliver(src, dst, staging, NULL, 0) < 0)
+		if (kdbus_msg_deliver(src, dst, staging, NULL, 0, false) < 0)
 			atomic_inc(&dst->lost_count);
 	}
 
@@ -1314,7 +1418,7 @@ static void kdbus_msg_broadcast(struct kdbus_conn *src,
 int kdbus_msg_deliver_kernel(struct kdbus_conn *dst,
 			     struct kdbus_staging *staging)
 {
-	return kdbus_msg_deliver(NULL, dst, staging, NULL, 0);
+	return kdbus_msg_deliver(NULL, dst, staging, NULL, 0, false);
 }
 
 /*
@@ -1337,7 +1441,7 @@ static int kdbus_msg_sync_attach(struct kdbus_conn *src,
 		   !(dst->flags & KDBUS_HELLO_ACCEPT_FD)) {
 		ret = -ECOMM;
 	} else {
-		entry = kdbus_queue_entry_new(src, dst, staging);
+		entry = kdbus_queue_entry_new(src, dst, staging, false);
 		if (IS_ERR(entry)) {
 			ret = PTR_ERR(entry);
 		} else {
@@ -1395,7 +1499,7 @@ static int kdbus_msg_reply(struct kdbus_conn *src, struct kdbus_conn *dst,
 		goto exit_unlock;
 	}
 
-	entry = kdbus_queue_entry_new(src, dst, staging);
+	entry = kdbus_queue_entry_new(src, dst, staging, false);
 	if (IS_ERR(entry)) {
 		ret = PTR_ERR(entry);
 		goto exit_unlock;
@@ -1575,6 +1679,7 @@ static int kdbus_msg_call(struct kdbus_conn *src, struct kdbus_conn *dst,
 {
 	const struct kdbus_msg *msg = staging->msg;
 	struct kdbus_reply *reply = NULL;
+	bool pull;
 	int ret;
 
 	if (!kdbus_msg_may_talk(src, dst))
@@ -1595,7 +1700,15 @@ static int kdbus_msg_call(struct kdbus_conn *src, struct kdbus_conn *dst,
 	/* monitors get the copy before the destination's queue is tried */
 	kdbus_msg_monitors(src, staging);
 
-	ret = kdbus_msg_deliver(src, dst, staging, reply, name_id);
+	/*
+	 * The caller sleeps until the answer anyway: the receiver copies a
+	 * large payload itself, into its own CPU's cache, while the SEND
+	 * still runs (kdbus_queue_entry_pull()).
+	 */
+	pull = sync && kdbus_conn_is_ordinary(dst) && staging->n_pages > 0 &&
+	       staging->n_payload >= KDBUS_PULL_MIN_PAYLOAD;
+
+	ret = kdbus_msg_deliver(src, dst, staging, reply, name_id, pull);
 	if (ret == 0 && sync)
 		*out_reply = reply;
 	else
@@ -1677,7 +1790,8 @@ static int kdbus_msg_route(struct kdbus_conn *src, struct kdbus_cmd_send *cmd,
 		 */
 		kdbus_msg_monitors(src, staging);
 		if (kdbus_msg_signal_wanted(src, dst, staging))
-			kdbus_msg_deliver(src, dst, staging, NULL, name_id);
+			kdbus_msg_deliver(src, dst, staging, NULL, name_id,
+					  false);
 		ret = 0;
 	} else if (!(msg->flags & KDBUS_MSG_EXPECT_REPLY) &&
 		   msg->cookie_reply != 0) {
@@ -1832,9 +1946,12 @@ int kdbus_cmd_send(struct kdbus_conn *conn, struct file *f, void __user *argp)
 	 * The message is routed (queued, or refused): its staging object
 	 * (metadata, pinned payload pages) and the kernel copy of the
 	 * message are freed before a synchronous caller waits, not after
-	 * the answer came.
+	 * the answer came; unless the receiver is to pull the payload from
+	 * the pinned pages: then the staging object goes once the wait is
+	 * over, and copies the payload first if the receiver did not.
 	 */
-	staging = kdbus_staging_free(staging);
+	if (!staging->pull_dst)
+		staging = kdbus_staging_free(staging);
 	kdbus_args_clear(&margs, ret);
 	msg = NULL;
 
@@ -1843,6 +1960,7 @@ int kdbus_cmd_send(struct kdbus_conn *conn, struct file *f, void __user *argp)
 		ret = kdbus_msg_wait_reply(conn, cmd, f, cancel_fd, sync_reply);
 		kdbus_reply_unref(sync_reply);
 	}
+	staging = kdbus_staging_free(staging);
 	if (ret < 0)
 		goto exit;
 
@@ -1968,10 +2086,12 @@ int kdbus_cmd_recv(struct kdbus_conn *conn, void __user *argp)
 		bool peek = cmd->flags & KDBUS_RECV_PEEK;
 
 		/*
-		 * Nothing is installed on PEEK; regular fds only into
+		 * A pending payload is copied before the message is first
+		 * seen. Nothing is installed on PEEK; regular fds only into
 		 * receivers that accept them, memfds into every receiver.
 		 */
-		if (!peek)
+		ret = kdbus_queue_entry_pull(entry);
+		if (ret >= 0 && !peek)
 			ret = kdbus_queue_entry_install(entry,
 							&cmd->msg.return_flags,
 							conn->flags &

@@ -87,13 +87,20 @@ struct kdbus_gaps {
  * @bvecs:		@pages as bio_vecs, in the order of @parts
  * @n_pages:		number of elements in @pages and @bvecs
  * @notify_entry:	entry in a notification list (kernel messages)
+ * @pull_dst:		receiver of the queue entry whose payload is still to
+ *			be copied (reference held), or NULL; see
+ *			kdbus_queue_entry_pull()
+ * @pull_entry:		that entry while its payload is pending, else NULL
+ *			(@pull_dst->lock)
  * @inline_parts:	@parts of a message with few parts (no allocation)
  * @inline_pages:	@pages of a small payload (no allocation)
  * @inline_bvecs:	@bvecs of a small payload (no allocation)
  * @msg_buf:		storage of @msg, allocated with the object
  *
- * A staging object is owned by the thread that created it and is never
- * shared; it only lives for the duration of one command.
+ * A staging object is owned by the thread that created it; it only lives
+ * for the duration of one command. The one thing it shares is the payload
+ * of a synchronous call that the receiver pulls: while @pull_entry is set,
+ * the receiver may copy from @parts and @bvecs under @pull_dst->lock.
  */
 /*
  * A typical D-Bus message has a header and a body part (plus padding) and
@@ -130,6 +137,8 @@ struct kdbus_staging {
 	struct bio_vec *bvecs;
 	size_t n_pages;
 	struct list_head notify_entry;
+	struct kdbus_conn *pull_dst;
+	struct kdbus_queue_entry *pull_entry;
 	struct iovec inline_parts[KDBUS_STAGING_INLINE_PARTS];
 	struct page *inline_pages[KDBUS_STAGING_INLINE_PAGES];
 	struct bio_vec inline_bvecs[KDBUS_STAGING_INLINE_PAGES];
@@ -154,7 +163,8 @@ int kdbus_staging_size(struct kdbus_staging *staging,
 		       struct kdbus_conn *dst, size_t *out_size);
 int kdbus_staging_emit(struct kdbus_staging *staging,
 		       struct kdbus_conn *dst,
-		       struct kdbus_pool_slice *slice);
+		       struct kdbus_pool_slice *slice, u64 *deferred_off);
+int kdbus_queue_entry_pull(struct kdbus_queue_entry *entry);
 
 int kdbus_msg_deliver_kernel(struct kdbus_conn *dst,
 			     struct kdbus_staging *staging);

@@ -114,10 +114,13 @@ static bool kdbus_queue_is_reply_notification(const struct kdbus_staging *s)
  * @src:	sending connection, NULL for kernel notifications
  * @dst:	receiving connection
  * @staging:	the message
+ * @pull:	leave the payload for the receiver to pull (a synchronous
+ *		call, see kdbus_queue_entry_pull())
  *
  * Charges the message to the sender's user in @dst (ENOBUFS, EMFILE),
  * allocates an accounted slice in @dst's pool (EXFULL) and copies the
- * message into it, payload straight from the sender's memory (EFAULT).
+ * message into it, payload straight from the sender's memory (EFAULT);
+ * with @pull the payload is not copied yet and @entry->pull is set.
  * The entry is not queued yet; see kdbus_queue_entry_enqueue().
  *
  * Context: dst->lock must be held.
@@ -125,7 +128,8 @@ static bool kdbus_queue_is_reply_notification(const struct kdbus_staging *s)
  */
 struct kdbus_queue_entry *kdbus_queue_entry_new(struct kdbus_conn *src,
 						struct kdbus_conn *dst,
-						struct kdbus_staging *staging)
+						struct kdbus_staging *staging,
+						bool pull)
 {
 	struct kdbus_queue_entry *entry;
 	bool reserved;
@@ -177,9 +181,12 @@ struct kdbus_queue_entry *kdbus_queue_entry_new(struct kdbus_conn *src,
 		goto error;
 	}
 
-	ret = kdbus_staging_emit(staging, dst, entry->slice);
+	ret = kdbus_staging_emit(staging, dst, entry->slice,
+				 pull ? &entry->pull_off : NULL);
 	if (ret < 0)
 		goto error;
+	if (pull)
+		entry->pull = staging;
 
 	kdbus_stats_add(KDBUS_STAT_MSGS, 1);
 	kdbus_stats_add(KDBUS_STAT_MEMFD_PASSED,
@@ -299,7 +306,8 @@ void kdbus_queue_entry_unlink(struct kdbus_queue_entry *entry)
  * @e:		queued entry
  * @dst:	connection to move it to
  *
- * The message is copied, as it was built for its current receiver, into
+ * The message is copied, as it was built for its current receiver (its
+ * payload pulled first if still pending), into
  * a new slice of @dst's pool (through a bounce buffer),
  * charged to the same user in @dst, and appended to @dst's queue. On
  * failure nothing changes.
@@ -320,6 +328,10 @@ int kdbus_queue_entry_move(struct kdbus_queue_entry *e,
 
 	if (src == dst)
 		return 0;
+
+	ret = kdbus_queue_entry_pull(e);
+	if (ret < 0)
+		return ret;
 
 	size = kdbus_pool_slice_size(e->slice);
 	ret = kdbus_conn_quota_inc(dst, e->user, e->charged_size,
@@ -372,6 +384,13 @@ void kdbus_queue_entry_free(struct kdbus_queue_entry *entry)
 
 	if (!list_empty(&entry->entry) || entry->charged)
 		kdbus_queue_entry_unlink(entry);
+
+	/* a payload never pulled: its sender no longer waits for the copy */
+	if (entry->pull) {
+		lockdep_assert_held(&entry->conn->lock);
+		entry->pull->pull_entry = NULL;
+		entry->pull = NULL;
+	}
 
 	if (entry->slice)
 		kdbus_pool_slice_release(entry->slice);

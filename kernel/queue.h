@@ -48,6 +48,10 @@ struct kdbus_queue {
  * @dst_name_id:	name-generation the message was sent to, or 0
  * @charged:		the entry is charged to @user in @conn (conn->lock)
  * @charged_size:	bytes charged, the slice size (invariant)
+ * @pull:		staging object of a synchronous call whose payload is
+ *			not in @slice yet, or NULL (conn->lock); see
+ *			kdbus_queue_entry_pull()
+ * @pull_off:		offset of that payload in @slice (invariant)
  */
 struct kdbus_queue_entry {
 	struct list_head entry;
@@ -63,6 +67,8 @@ struct kdbus_queue_entry {
 	u64 dst_name_id;
 	bool charged;
 	size_t charged_size;
+	struct kdbus_staging *pull;
+	u64 pull_off;
 };
 
 void kdbus_queue_init(struct kdbus_queue *queue);
@@ -71,7 +77,8 @@ struct kdbus_queue_entry *kdbus_queue_peek(struct kdbus_queue *queue,
 
 struct kdbus_queue_entry *kdbus_queue_entry_new(struct kdbus_conn *src,
 						struct kdbus_conn *dst,
-						struct kdbus_staging *staging);
+						struct kdbus_staging *staging,
+						bool pull);
 void kdbus_queue_entry_free(struct kdbus_queue_entry *entry);
 int kdbus_queue_entry_install(struct kdbus_queue_entry *entry,
 			      u64 *return_flags, bool install_fds);

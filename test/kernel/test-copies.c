@@ -5,7 +5,9 @@
  * sender's memory exactly once into each receiver's pool, a memfd payload
  * is never copied, a broadcast to K receivers copies K times, and an
  * activator hand-over copies the queued message pool to pool without
- * touching the sender's memory again.
+ * touching the sender's memory again. The payload of a large synchronous
+ * call is pulled by its receiver (or by the caller before its SEND
+ * returns), still once.
  *
  * The counters are module-wide; tests run one at a time, and nothing else
  * sends in the VM while a test runs.
@@ -394,6 +396,201 @@ KDBUS_TEST(copies, activator_handover, 0)
 
 	RUN(recv_check(svc, data, n));
 	free(data);
+	kdbus_conn_free(svc);
+	kdbus_conn_free(a);
+	kdbus_conn_free(act);
+	return TEST_OK;
+}
+
+/*
+ * The payload of a large synchronous call (from 32 KiB) is pulled: copied
+ * by the receiver when it first sees the message, or by the caller before
+ * its SEND returns if nobody did, always once and always with the bytes
+ * the caller had during its SEND. The receiver runs in a child process;
+ * what it gets is compared with the child's copy of the data (copy on
+ * write: the parent may change its own afterwards).
+ */
+#define PULL_SIZE	(256 * 1024 + 3)
+#define PULL_COOKIE	0x9011
+
+enum pull_peer {
+	PULL_RECV,		/* receive (peek first), then answer */
+	PULL_ANSWER_FIRST,	/* answer unreceived; receive after the pipe */
+	PULL_WAIT,		/* receive only after the pipe (call timed out) */
+	PULL_DROP,		/* drop the call unreceived */
+};
+
+struct pull_ctx {
+	struct kdbus_conn *caller, *peer;
+	const uint8_t *data;
+	int go[2];		/* the parent writes a byte when done */
+};
+
+static int pull_peer_run(struct pull_ctx *c, enum pull_peer how)
+{
+	struct copy_stats s0, s1;
+	struct kdbus_msg *m;
+	uint64_t off;
+	char x;
+
+	ASSERT_EQ(kdbus_wait_readable(c->peer->fd, 10000), 1);
+	if (how == PULL_DROP) {
+		ASSERT_OK(kdbus_recv(c->peer, KDBUS_RECV_DROP, 0, NULL));
+		return TEST_OK;
+	}
+	if (how == PULL_ANSWER_FIRST)
+		ASSERT_OK(kdbus_send(c->peer, c->caller->id, 1, 0, PULL_COOKIE,
+				     0, NULL, 0));
+	if (how != PULL_RECV)
+		ASSERT(read(c->go[0], &x, 1) == 1);
+
+	ASSERT_OK(read_stats(&s0));
+	ASSERT_OK(kdbus_recv_msg(c->peer, KDBUS_RECV_PEEK, 0, &m, &off));
+	RUN(check_payload(m, c->data, PULL_SIZE));
+	ASSERT_OK(kdbus_recv_msg(c->peer, 0, 0, &m, &off));
+	ASSERT_OK(read_stats(&s1));
+	RUN(check_payload(m, c->data, PULL_SIZE));
+	ASSERT_EQ(m->cookie, PULL_COOKIE);
+	ASSERT_OK(kdbus_free(c->peer, off));
+	/* the receiver itself copied it, at the PEEK, or the caller did */
+	ASSERT_EQ(DELTA(s1, s0, user), how == PULL_RECV ? PULL_SIZE : 0);
+
+	if (how == PULL_RECV)
+		ASSERT_OK(kdbus_send(c->peer, c->caller->id, 1, 0, PULL_COOKIE,
+				     0, NULL, 0));
+	return TEST_OK;
+}
+
+static int pull_call(struct kdbus_test_env *env, enum pull_peer how,
+		     int expect_err)
+{
+	uint64_t timeout = how == PULL_WAIT ? 300 : 10000;
+	struct copy_stats s0, s1;
+	struct pull_ctx c;
+	uint8_t *data;
+	pid_t pid;
+	int r;
+
+	RUN(stats_available());
+	ASSERT_OK(kdbus_hello(env->bus_path, 0, 0, POOL_SIZE, &c.caller));
+	ASSERT_OK(kdbus_hello(env->bus_path, 0, 0, POOL_SIZE, &c.peer));
+	ASSERT(pipe(c.go) == 0);
+	data = malloc(PULL_SIZE);
+	ASSERT(data);
+	fill(data, PULL_SIZE, 7);
+	c.data = data;
+
+	fflush(stdout);
+	pid = fork();
+	ASSERT(pid >= 0);
+	if (pid == 0)
+		_exit(pull_peer_run(&c, how));
+
+	ASSERT_OK(read_stats(&s0));
+	r = kdbus_call_sync(c.caller, c.peer->id, PULL_COOKIE,
+			    kdbus_now_ns() + timeout * 1000000ULL, data,
+			    PULL_SIZE, NULL, NULL);
+	ASSERT_OK(read_stats(&s1));
+	ASSERT_EQ(r, expect_err);
+	/* whoever copied it: once, or never for a dropped call */
+	ASSERT_EQ(DELTA(s1, s0, user), how == PULL_DROP ? 0 : PULL_SIZE);
+
+	/* the SEND is over: the receiver must not see this */
+	memset(data, 0xee, PULL_SIZE);
+	ASSERT(write(c.go[1], "x", 1) == 1);
+	ASSERT_EQ(kdbus_wait_child(pid), TEST_OK);
+
+	free(data);
+	close(c.go[0]);
+	close(c.go[1]);
+	kdbus_conn_free(c.caller);
+	kdbus_conn_free(c.peer);
+	return TEST_OK;
+}
+
+KDBUS_TEST(copies, sync_pulled_by_receiver, 0)
+{
+	return pull_call(env, PULL_RECV, 0);
+}
+
+KDBUS_TEST(copies, sync_answered_unreceived, 0)
+{
+	return pull_call(env, PULL_ANSWER_FIRST, 0);
+}
+
+KDBUS_TEST(copies, sync_timed_out_unreceived, 0)
+{
+	return pull_call(env, PULL_WAIT, -ETIMEDOUT);
+}
+
+KDBUS_TEST(copies, sync_dropped_unreceived, 0)
+{
+	return pull_call(env, PULL_DROP, -EPIPE);
+}
+
+/*
+ * A pulled call queued by name on its implementer goes back to the
+ * activator when the implementer releases the name: the payload is
+ * pulled by the move, then copied pool to pool, and reaches the
+ * activator intact after the caller's SEND is over.
+ */
+KDBUS_TEST(copies, sync_pulled_by_handback, 0)
+{
+	const char *name = "org.example.Pulled";
+	struct kdbus_conn *a, *act, *svc;
+	struct copy_stats s0, s1;
+	struct kdbus_msg *m;
+	uint8_t *data, *orig;
+	uint64_t rf, off;
+	pid_t pid;
+	int r;
+
+	RUN(stats_available());
+	ASSERT_OK(kn_hello_named(env->bus_path,
+				 KDBUS_HELLO_ACTIVATOR | KDBUS_HELLO_ACCEPT_FD,
+				 name, POOL_SIZE, &act));
+	ASSERT_OK(kdbus_hello(env->bus_path, 0, 0, POOL_SIZE, &a));
+	ASSERT_OK(kdbus_hello(env->bus_path, KDBUS_HELLO_ACCEPT_FD, 0,
+			      POOL_SIZE, &svc));
+	ASSERT_OK(kn_acquire(svc, name, 0, &rf));
+	data = malloc(PULL_SIZE);
+	orig = malloc(PULL_SIZE);
+	ASSERT(data && orig);
+	fill(data, PULL_SIZE, 9);
+	memcpy(orig, data, PULL_SIZE);
+
+	fflush(stdout);
+	pid = fork();
+	ASSERT(pid >= 0);
+	if (pid == 0) {
+		if (kdbus_wait_readable(svc->fd, 10000) != 1 ||
+		    kn_release(svc, name) < 0)
+			_exit(TEST_FAIL);
+		_exit(TEST_OK);
+	}
+
+	m = kdbus_msg_new(0, PULL_COOKIE, KDBUS_MSG_EXPECT_REPLY,
+			  kdbus_now_ns() + 500 * 1000000ULL, data, PULL_SIZE);
+	cmd_add_str(m, KDBUS_ITEM_DST_NAME, name);
+	ASSERT_OK(read_stats(&s0));
+	r = kdbus_send_msg(a->fd, KDBUS_SEND_SYNC_REPLY, m, NULL);
+	ASSERT_OK(read_stats(&s1));
+	cmd_free(m);
+	ASSERT_EQ(kdbus_wait_child(pid), TEST_OK);
+	DIAG("call: %s; user %llu pool %llu", r ? kdbus_errname(-r) : "ok",
+	     (unsigned long long)DELTA(s1, s0, user),
+	     (unsigned long long)DELTA(s1, s0, pool));
+	ASSERT_ERR(r, ETIMEDOUT);
+	ASSERT_EQ(DELTA(s1, s0, user), PULL_SIZE);
+	ASSERT(DELTA(s1, s0, pool) >= PULL_SIZE);
+
+	memset(data, 0xee, PULL_SIZE);
+	ASSERT_OK(kdbus_recv_msg(act, 0, 0, &m, &off));
+	RUN(check_payload(m, orig, PULL_SIZE));
+	ASSERT_OK(kdbus_free(act, off));
+
+	free(data);
+	free(orig);
 	kdbus_conn_free(svc);
 	kdbus_conn_free(a);
 	kdbus_conn_free(act);
