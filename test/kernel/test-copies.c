@@ -352,6 +352,23 @@ KDBUS_TEST(copies, broadcast, 0)
  * once; the hand-over to the implementer copies the slice pool to pool
  * (Documentation/design.md §7) and reads no user memory.
  */
+/*
+ * An activator for @name, a sender and a would-be implementer, all with
+ * POOL_SIZE pools.
+ */
+static int activator_trio(struct kdbus_test_env *env, const char *name,
+			  struct kdbus_conn **act, struct kdbus_conn **a,
+			  struct kdbus_conn **svc)
+{
+	ASSERT_OK(kn_hello_named(env->bus_path,
+				 KDBUS_HELLO_ACTIVATOR | KDBUS_HELLO_ACCEPT_FD,
+				 name, POOL_SIZE, act));
+	ASSERT_OK(kdbus_hello(env->bus_path, 0, 0, POOL_SIZE, a));
+	ASSERT_OK(kdbus_hello(env->bus_path, KDBUS_HELLO_ACCEPT_FD, 0,
+			      POOL_SIZE, svc));
+	return TEST_OK;
+}
+
 KDBUS_TEST(copies, activator_handover, 0)
 {
 	const char *name = "org.example.Copies";
@@ -363,12 +380,7 @@ KDBUS_TEST(copies, activator_handover, 0)
 	uint8_t *data;
 
 	RUN(stats_available());
-	ASSERT_OK(kn_hello_named(env->bus_path,
-				 KDBUS_HELLO_ACTIVATOR | KDBUS_HELLO_ACCEPT_FD,
-				 name, POOL_SIZE, &act));
-	ASSERT_OK(kdbus_hello(env->bus_path, 0, 0, POOL_SIZE, &a));
-	ASSERT_OK(kdbus_hello(env->bus_path, KDBUS_HELLO_ACCEPT_FD, 0,
-			      POOL_SIZE, &svc));
+	RUN(activator_trio(env, name, &act, &a, &svc));
 	data = malloc(n);
 	ASSERT(data);
 	fill(data, n, 4);
@@ -546,12 +558,7 @@ KDBUS_TEST(copies, sync_pulled_by_handback, 0)
 	int r;
 
 	RUN(stats_available());
-	ASSERT_OK(kn_hello_named(env->bus_path,
-				 KDBUS_HELLO_ACTIVATOR | KDBUS_HELLO_ACCEPT_FD,
-				 name, POOL_SIZE, &act));
-	ASSERT_OK(kdbus_hello(env->bus_path, 0, 0, POOL_SIZE, &a));
-	ASSERT_OK(kdbus_hello(env->bus_path, KDBUS_HELLO_ACCEPT_FD, 0,
-			      POOL_SIZE, &svc));
+	RUN(activator_trio(env, name, &act, &a, &svc));
 	ASSERT_OK(kn_acquire(svc, name, 0, &rf));
 	data = malloc(PULL_SIZE);
 	orig = malloc(PULL_SIZE);
