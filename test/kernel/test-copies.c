@@ -430,6 +430,7 @@ enum pull_peer {
 	PULL_ANSWER_FIRST,	/* answer unreceived; receive after the pipe */
 	PULL_WAIT,		/* receive only after the pipe (call timed out) */
 	PULL_DROP,		/* drop the call unreceived */
+	PULL_CLOSE,		/* disconnect with the call unreceived */
 };
 
 struct pull_ctx {
@@ -446,6 +447,10 @@ static int pull_peer_run(struct pull_ctx *c, enum pull_peer how)
 	char x;
 
 	ASSERT_EQ(kdbus_wait_readable(c->peer->fd, 10000), 1);
+	if (how == PULL_CLOSE) {
+		kdbus_conn_free(c->peer);
+		return TEST_OK;
+	}
 	if (how == PULL_DROP) {
 		ASSERT_OK(kdbus_recv(c->peer, KDBUS_RECV_DROP, 0, NULL));
 		return TEST_OK;
@@ -479,6 +484,7 @@ static int pull_call(struct kdbus_test_env *env, enum pull_peer how,
 	uint64_t timeout = how == PULL_WAIT ? 300 : 10000;
 	struct copy_stats s0, s1;
 	struct pull_ctx c;
+	uint64_t peer_id;
 	uint8_t *data;
 	pid_t pid;
 	int r;
@@ -497,15 +503,19 @@ static int pull_call(struct kdbus_test_env *env, enum pull_peer how,
 	ASSERT(pid >= 0);
 	if (pid == 0)
 		_exit(pull_peer_run(&c, how));
+	/* the child's close must be the last one */
+	peer_id = c.peer->id;
+	kdbus_conn_free(c.peer);
 
 	ASSERT_OK(read_stats(&s0));
-	r = kdbus_call_sync(c.caller, c.peer->id, PULL_COOKIE,
+	r = kdbus_call_sync(c.caller, peer_id, PULL_COOKIE,
 			    kdbus_now_ns() + timeout * 1000000ULL, data,
 			    PULL_SIZE, NULL, NULL);
 	ASSERT_OK(read_stats(&s1));
 	ASSERT_EQ(r, expect_err);
-	/* whoever copied it: once, or never for a dropped call */
-	ASSERT_EQ(DELTA(s1, s0, user), how == PULL_DROP ? 0 : PULL_SIZE);
+	/* whoever copied it: once, or never for a call nobody received */
+	ASSERT_EQ(DELTA(s1, s0, user),
+		  how == PULL_DROP || how == PULL_CLOSE ? 0 : PULL_SIZE);
 
 	/* the SEND is over: the receiver must not see this */
 	memset(data, 0xee, PULL_SIZE);
@@ -516,7 +526,6 @@ static int pull_call(struct kdbus_test_env *env, enum pull_peer how,
 	close(c.go[0]);
 	close(c.go[1]);
 	kdbus_conn_free(c.caller);
-	kdbus_conn_free(c.peer);
 	return TEST_OK;
 }
 
@@ -538,6 +547,11 @@ KDBUS_TEST(copies, sync_timed_out_unreceived, 0)
 KDBUS_TEST(copies, sync_dropped_unreceived, 0)
 {
 	return pull_call(env, PULL_DROP, -EPIPE);
+}
+
+KDBUS_TEST(copies, sync_receiver_gone_unreceived, 0)
+{
+	return pull_call(env, PULL_CLOSE, -EPIPE);
 }
 
 /*
