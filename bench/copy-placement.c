@@ -154,12 +154,11 @@ static int run(size_t n, enum mode m)
 		return -1;
 	}
 	for (r = 0; r < ROUNDS; r++) {
-		double t0 = now_us();
-
 		/* the producer's data, fresh each round */
 		memset(m == PULL_OTHER ? src : data, r, n);
 		if (m != PULL_OTHER) {
-			t0 = now_us();
+			double t0 = now_us();
+
 			memcpy(buf, data, n);
 			sh->copy_us += now_us() - t0;
 		}

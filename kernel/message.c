@@ -1158,6 +1158,18 @@ int kdbus_queue_entry_pull(struct kdbus_queue_entry *entry)
 }
 
 /*
+ * A request that expected a reply was dropped unanswered: tell the
+ * requester (EPIPE for a synchronous waiter, REPLY_DEAD otherwise), then
+ * deliver the notification.
+ */
+static void kdbus_msg_drop_reply(struct kdbus_bus *bus,
+				 struct kdbus_reply *reply)
+{
+	kdbus_msg_reply_dead(bus, reply);
+	kdbus_notify_flush(bus);
+}
+
+/*
  * Before a staging object with a pending payload goes, the sender copies
  * the payload itself if the receiver has not: the bytes a receiver gets
  * are the sender's at the time of its SEND. If the pool cannot be
@@ -1180,8 +1192,7 @@ static void kdbus_staging_pull_finish(struct kdbus_staging *staging)
 	mutex_unlock(&dst->lock);
 
 	if (reply) {
-		kdbus_msg_reply_dead(staging->bus, reply);
-		kdbus_notify_flush(staging->bus);
+		kdbus_msg_drop_reply(staging->bus, reply);
 		kdbus_reply_unref(reply);
 	}
 
@@ -1982,10 +1993,6 @@ exit:
 	return kdbus_args_clear(&args, ret);
 }
 
-/*
- * A request that expected a reply was dropped unanswered: tell the
- * requester (EPIPE for a synchronous waiter, REPLY_DEAD otherwise).
- */
 /**
  * kdbus_msg_reply_dead() - complete a record whose request was dropped
  * @bus:	bus of the request
@@ -2013,13 +2020,6 @@ void kdbus_msg_reply_dead(struct kdbus_bus *bus, struct kdbus_reply *reply)
 		}
 	}
 	mutex_unlock(&requester->lock);
-}
-
-static void kdbus_msg_drop_reply(struct kdbus_bus *bus,
-				 struct kdbus_reply *reply)
-{
-	kdbus_msg_reply_dead(bus, reply);
-	kdbus_notify_flush(bus);
 }
 
 /**
