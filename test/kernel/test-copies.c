@@ -555,6 +555,24 @@ KDBUS_TEST(copies, sync_receiver_gone_unreceived, 0)
 }
 
 /*
+ * The implementer's side of sync_pulled_by_handback: once the call is
+ * queued, release the name; the move itself pulls the payload (the
+ * caller is still waiting), so the entry never changes connection with
+ * its payload pending.
+ */
+static int release_pulled(struct kdbus_conn *svc, const char *name)
+{
+	struct copy_stats s0, s1;
+
+	ASSERT_EQ(kdbus_wait_readable(svc->fd, 10000), 1);
+	ASSERT_OK(read_stats(&s0));
+	ASSERT_OK(kn_release(svc, name));
+	ASSERT_OK(read_stats(&s1));
+	ASSERT_EQ(DELTA(s1, s0, user), PULL_SIZE);
+	return TEST_OK;
+}
+
+/*
  * A pulled call queued by name on its implementer goes back to the
  * activator when the implementer releases the name: the payload is
  * pulled by the move, then copied pool to pool, and reaches the
@@ -583,12 +601,8 @@ KDBUS_TEST(copies, sync_pulled_by_handback, 0)
 	fflush(stdout);
 	pid = fork();
 	ASSERT(pid >= 0);
-	if (pid == 0) {
-		if (kdbus_wait_readable(svc->fd, 10000) != 1 ||
-		    kn_release(svc, name) < 0)
-			_exit(TEST_FAIL);
-		_exit(TEST_OK);
-	}
+	if (pid == 0)
+		_exit(release_pulled(svc, name));
 
 	m = kdbus_msg_new(0, PULL_COOKIE, KDBUS_MSG_EXPECT_REPLY,
 			  kdbus_now_ns() + 500 * 1000000ULL, data, PULL_SIZE);
