@@ -84,11 +84,6 @@ static bool char_is_name(char c)
                (c >= '0' && c <= '9') || c == '_';
 }
 
-static bool char_is_digit(char c)
-{
-        return c >= '0' && c <= '9';
-}
-
 bool kdbus_object_path_valid(const char *s, size_t len)
 {
         size_t i;
@@ -108,60 +103,109 @@ bool kdbus_object_path_valid(const char *s, size_t len)
         return s[len - 1] != '/';
 }
 
-/* dot-separated elements, at least two, none empty */
-static bool dotted_name_valid(const char *s, bool dash, bool digit_first)
+/*
+ * Character classes of names, one table lookup a character: a name is
+ * checked on every message (header fields, destinations, senders).
+ */
+#define NC_NAME         0x1     /* A-Z a-z 0-9 _ */
+#define NC_DIGIT        0x2
+#define NC_DASH         0x4     /* '-': bus names only */
+
+static const uint8_t name_class[256] = {
+        ['0' ... '9'] = NC_NAME | NC_DIGIT,
+        ['A' ... 'Z'] = NC_NAME,
+        ['a' ... 'z'] = NC_NAME,
+        ['_'] = NC_NAME,
+        ['-'] = NC_DASH,
+};
+
+/*
+ * Dot-separated elements, at least two, none empty, of the characters in
+ * @allowed; an element starts with a digit only if @digit_first. Checks
+ * @len characters, or with @len SIZE_MAX up to the NUL; at most @max.
+ */
+static bool dotted_name_check(const char *s, size_t len, size_t max, unsigned int allowed,
+                              bool digit_first)
 {
-        size_t i, len = strnlen(s, 256), n_dots = 0;
+        unsigned int forbidden_first = digit_first ? 0 : NC_DIGIT;
+        size_t i, n_dots = 0;
         bool start = true;
 
-        if (len == 0 || len > 255)
-                return false;
         for (i = 0; i < len; ++i) {
-                char c = s[i];
+                uint8_t c = (uint8_t)s[i], cls = name_class[c];
 
-                if (c == '.') {
-                        if (start)
+                if (!(cls & allowed)) {
+                        if (c == 0 && len == SIZE_MAX)
+                                break;
+                        if (c != '.' || start || i >= max)
                                 return false;
                         ++n_dots;
                         start = true;
                         continue;
                 }
-                if (!char_is_name(c) && !(dash && c == '-'))
-                        return false;
-                if (start && !digit_first && char_is_digit(c))
+                if (i >= max || (start && (cls & forbidden_first)))
                         return false;
                 start = false;
         }
         return !start && n_dots > 0;
 }
 
+static bool bus_name_check(const char *s, size_t len)
+{
+        if (s[0] == ':')
+                return dotted_name_check(s + 1, len == SIZE_MAX ? len : len - 1, 254,
+                                         NC_NAME | NC_DASH, true);
+        return dotted_name_check(s, len, 255, NC_NAME | NC_DASH, false);
+}
+
+static bool member_name_check(const char *s, size_t len)
+{
+        size_t i;
+
+        if (name_class[(uint8_t)s[0]] & NC_DIGIT)
+                return false;
+        for (i = 0; i < len; ++i) {
+                uint8_t c = (uint8_t)s[i];
+
+                if (!(name_class[c] & NC_NAME)) {
+                        if (c == 0 && len == SIZE_MAX)
+                                break;
+                        return false;
+                }
+                if (i >= 255)
+                        return false;
+        }
+        return i > 0;
+}
+
 bool kdbus_bus_name_valid(const char *s)
 {
-        if (!s)
-                return false;
-        if (s[0] == ':')
-                return strnlen(s, 256) <= 255 && dotted_name_valid(s + 1, true, true);
-        return dotted_name_valid(s, true, false);
+        return s && bus_name_check(s, SIZE_MAX);
 }
 
 bool kdbus_interface_name_valid(const char *s)
 {
-        return s && dotted_name_valid(s, false, false);
+        return s && dotted_name_check(s, SIZE_MAX, 255, NC_NAME, false);
 }
 
 bool kdbus_member_name_valid(const char *s)
 {
-        size_t i, len;
+        return s && member_name_check(s, SIZE_MAX);
+}
 
-        if (!s)
-                return false;
-        len = strnlen(s, 256);
-        if (len == 0 || len > 255 || char_is_digit(s[0]))
-                return false;
-        for (i = 0; i < len; ++i)
-                if (!char_is_name(s[i]))
-                        return false;
-        return true;
+bool kdbus_bus_name_valid_len(const char *s, size_t len)
+{
+        return len > 0 && bus_name_check(s, len);
+}
+
+bool kdbus_interface_name_valid_len(const char *s, size_t len)
+{
+        return dotted_name_check(s, len, 255, NC_NAME, false);
+}
+
+bool kdbus_member_name_valid_len(const char *s, size_t len)
+{
+        return len > 0 && member_name_check(s, len);
 }
 
 /* ---- shared helpers ---- */
@@ -185,18 +229,19 @@ static void copy_value(void *dst, const void *src, size_t n, bool swap)
                 d[i] = s[n - 1 - i];
 }
 
-static int frames_ensure(struct kdbus_frame **frames, unsigned int *n_frames, unsigned int n)
+/*
+ * Room for @n frames. The first is @frame0, inside the reader or writer:
+ * a flat body (most are) needs no allocation. Containers move the frames
+ * to the heap and grow them by doubling.
+ */
+static int frames_ensure(struct kdbus_frame **frames, unsigned int *n_frames, unsigned int n,
+                         struct kdbus_frame *frame0)
 {
         struct kdbus_frame *f;
         unsigned int want;
 
         if (n <= *n_frames)
                 return 0;
-        /*
-         * Start with what is asked: a frame holds a whole signature, so
-         * four would make every reader and writer a large allocation that
-         * misses malloc's per-thread cache; containers grow it by doubling.
-         */
         want = *n_frames ? *n_frames * 2 : n;
         if (want < n)
                 want = n;
@@ -204,7 +249,13 @@ static int frames_ensure(struct kdbus_frame **frames, unsigned int *n_frames, un
                 want = KDBUS_CONTAINER_DEPTH_MAX + 1;
         if (want < n)
                 return -ELOOP;
-        f = realloc(*frames, want * sizeof(*f));
+        if (*frames == frame0) {
+                f = malloc(want * sizeof(*f));
+                if (f)
+                        memcpy(f, frame0, *n_frames * sizeof(*f));
+        } else {
+                f = realloc(*frames, want * sizeof(*f));
+        }
         if (!f)
                 return -ENOMEM;
         *frames = f;
@@ -240,23 +291,32 @@ static bool endian_valid(char endian)
 
 int kdbus_writer_init(struct kdbus_writer *w, char endian)
 {
-        int r;
-
         if (!endian_valid(endian))
                 return -EINVAL;
-        *w = (struct kdbus_writer){ .endian = endian, .swap = endian != KDBUS_NATIVE_ENDIAN };
-        r = frames_ensure(&w->frames, &w->n_frames, 1);
-        if (r < 0)
-                return r;
-        frame_init_outer(&w->frames[0], "", 0, 0, 0);
+        /* member by member: frame0 is initialised as the outermost frame */
+        w->data = NULL;
+        w->size = 0;
+        w->allocated = 0;
+        w->swap = endian != KDBUS_NATIVE_ENDIAN;
+        w->endian = endian;
+        w->depth = 0;
+        w->frames = &w->frame0;
+        w->n_frames = 1;
+        frame_init_outer(&w->frame0, "", 0, 0, 0);
         return 0;
 }
 
 void kdbus_writer_deinit(struct kdbus_writer *w)
 {
         free(w->data);
-        free(w->frames);
-        *w = (struct kdbus_writer){};
+        if (w->frames != &w->frame0)
+                free(w->frames);
+        w->data = NULL;
+        w->size = 0;
+        w->allocated = 0;
+        w->depth = 0;
+        w->frames = NULL;
+        w->n_frames = 0;
 }
 
 const char *kdbus_writer_signature(const struct kdbus_writer *w)
@@ -268,14 +328,24 @@ void kdbus_writer_save(const struct kdbus_writer *w, struct kdbus_writer_state *
 {
         s->size = w->size;
         s->depth = w->depth;
-        s->frame = w->frames[w->depth];
+        s->sig_len = w->frames[w->depth].sig_len;
+        s->sig_pos = w->frames[w->depth].sig_pos;
 }
 
+/*
+ * Writing into a container changes only its position in the signature,
+ * or (the outermost) appends to its signature; opening one writes the
+ * frame above it. So these two, and the cut signature, restore it.
+ */
 void kdbus_writer_restore(struct kdbus_writer *w, const struct kdbus_writer_state *s)
 {
+        struct kdbus_frame *f = &w->frames[s->depth];
+
         w->size = s->size;
         w->depth = s->depth;
-        w->frames[w->depth] = s->frame;
+        f->sig_len = s->sig_len;
+        f->sig_pos = s->sig_pos;
+        f->signature[s->sig_len] = 0;
 }
 
 static int writer_reserve(struct kdbus_writer *w, size_t n, uint8_t **p)
@@ -463,7 +533,7 @@ int kdbus_writer_open(struct kdbus_writer *w, char type, const char *contents)
                 return -E2BIG;
         if (w->depth + 1 > KDBUS_CONTAINER_DEPTH_MAX)
                 return -ELOOP;
-        r = frames_ensure(&w->frames, &w->n_frames, w->depth + 2);
+        r = frames_ensure(&w->frames, &w->n_frames, w->depth + 2, &w->frame0);
         if (r < 0)
                 return r;
         f = &w->frames[w->depth];
@@ -632,20 +702,18 @@ int kdbus_reader_init(struct kdbus_reader *r, const void *data, size_t size, siz
         r->pos = pos;
         r->n_fds = n_fds;
         r->depth = 0;
-        r->frames = NULL;
-        r->n_frames = 0;
+        r->frames = &r->frame0;
+        r->n_frames = 1;
         r->validated = false;
         r->peek[0] = 0;
-        ret = frames_ensure(&r->frames, &r->n_frames, 1);
-        if (ret < 0)
-                return ret;
-        frame_init_outer(&r->frames[0], signature, len, pos, size);
+        frame_init_outer(&r->frame0, signature, len, pos, size);
         return 0;
 }
 
 void kdbus_reader_deinit(struct kdbus_reader *r)
 {
-        free(r->frames);
+        if (r->frames != &r->frame0)
+                free(r->frames);
         r->frames = NULL;
         r->n_frames = 0;
 }
@@ -654,14 +722,15 @@ void kdbus_reader_save(const struct kdbus_reader *r, struct kdbus_reader_state *
 {
         s->pos = r->pos;
         s->depth = r->depth;
-        s->frame = r->frames[r->depth];
+        s->sig_pos = r->frames[r->depth].sig_pos;
 }
 
+/* reading in a container changes only its position in the signature */
 void kdbus_reader_restore(struct kdbus_reader *r, const struct kdbus_reader_state *s)
 {
         r->pos = s->pos;
         r->depth = s->depth;
-        r->frames[r->depth] = s->frame;
+        r->frames[r->depth].sig_pos = s->sig_pos;
 }
 
 static size_t reader_limit(const struct kdbus_reader *r)
@@ -849,7 +918,7 @@ int kdbus_reader_enter(struct kdbus_reader *r, char type, const char *contents)
                         return ret;
                 return t[0] == type ? -ELOOP : -ENXIO;
         }
-        ret = frames_ensure(&r->frames, &r->n_frames, r->depth + 2);
+        ret = frames_ensure(&r->frames, &r->n_frames, r->depth + 2, &r->frame0);
         if (ret < 0)
                 return ret;
         ret = reader_next(r, &t, &tlen);

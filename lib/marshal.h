@@ -45,6 +45,10 @@ bool kdbus_object_path_valid(const char *s, size_t len);
 bool kdbus_bus_name_valid(const char *s);
 bool kdbus_interface_name_valid(const char *s);  /* also error names */
 bool kdbus_member_name_valid(const char *s);
+/* the same for @len bytes that need no NUL (a NUL among them is invalid) */
+bool kdbus_bus_name_valid_len(const char *s, size_t len);
+bool kdbus_interface_name_valid_len(const char *s, size_t len);
+bool kdbus_member_name_valid_len(const char *s, size_t len);
 
 struct kdbus_frame {
         char type;              /* 0 (outermost), 'a', '(', '{' or 'v' */
@@ -65,8 +69,9 @@ struct kdbus_writer {
         bool swap;              /* byte order differs from the host's */
         char endian;
         unsigned int depth;     /* open containers; frames[depth] is current */
-        struct kdbus_frame *frames;
+        struct kdbus_frame *frames; /* frame0 until a container is opened */
         unsigned int n_frames;  /* allocated */
+        struct kdbus_frame frame0; /* no allocation for a flat body; never copy a writer */
 };
 
 int kdbus_writer_init(struct kdbus_writer *w, char endian);
@@ -82,20 +87,26 @@ int kdbus_writer_append_array(struct kdbus_writer *w, char type, const void *ptr
 int kdbus_writer_pad(struct kdbus_writer *w, size_t align);
 int kdbus_writer_put_raw(struct kdbus_writer *w, const void *data, size_t size);
 
-/* undo everything written after a save (nothing above the saved depth) */
+/*
+ * Undo everything written after a save (nothing above the saved depth).
+ * The saved container must not have been closed in between: its frame is
+ * restored only in what writing into it changes.
+ */
 struct kdbus_writer_state {
         size_t size;
         unsigned int depth;
-        struct kdbus_frame frame;
+        size_t sig_len;
+        size_t sig_pos;
 };
 
 void kdbus_writer_save(const struct kdbus_writer *w, struct kdbus_writer_state *s);
 void kdbus_writer_restore(struct kdbus_writer *w, const struct kdbus_writer_state *s);
 
+/* like kdbus_writer_state: the saved container must not have been left in between */
 struct kdbus_reader_state {
         size_t pos;
         unsigned int depth;
-        struct kdbus_frame frame;
+        size_t sig_pos;
 };
 
 struct kdbus_reader {
@@ -106,10 +117,11 @@ struct kdbus_reader {
         size_t pos;
         uint32_t n_fds;         /* h values must be below this */
         unsigned int depth;
-        struct kdbus_frame *frames;
+        struct kdbus_frame *frames; /* frame0 until a container is entered */
         unsigned int n_frames;
         bool validated;         /* kdbus_reader_validate() passed: strings are known good */
         char peek[KDBUS_SIGNATURE_MAX + 1];
+        struct kdbus_frame frame0; /* never copy a reader */
 };
 
 /*

@@ -60,12 +60,11 @@ struct kdbus_message {
         int *fds;                       /* owned, in index order */
         size_t n_fds;
 
-        struct kdbus_writer body;       /* until sealed */
-
         uint8_t *data;                  /* once sealed: the whole message */
         size_t size;
         size_t body_offset;
-        bool has_reader;
+        bool has_writer;                /* body: the message is being built */
+        bool has_reader;                /* reader: sealed, and read */
 
         /*
          * A body outside data (kdbus_message_parse_external): data holds
@@ -78,8 +77,17 @@ struct kdbus_message {
         const uint8_t *ext_body;
         size_t ext_size;
 
-        /* last: message_new() leaves it to kdbus_reader_init() (has_reader) */
-        struct kdbus_reader reader;
+        /*
+         * Last: message_new() leaves them to kdbus_writer_init() and
+         * kdbus_reader_init(). A message is built through its writer and
+         * read, once sealed, through its reader: never both at a time, so
+         * they share the memory (the object stays small enough for
+         * malloc's per-thread cache with each one's first frame inside).
+         */
+        union {
+                struct kdbus_writer body;       /* has_writer */
+                struct kdbus_reader reader;     /* has_reader */
+        };
 };
 
 static char field_type(uint8_t code)
@@ -199,6 +207,14 @@ static int fields_copy(struct message_fields *dst, const struct message_fields *
         return 0;
 }
 
+/* once sealed the body is in m->data; the writer's memory becomes the reader's */
+static void message_drop_writer(struct kdbus_message *m)
+{
+        if (m->has_writer)
+                kdbus_writer_deinit(&m->body);
+        m->has_writer = false;
+}
+
 static void close_fds(int *fds, size_t n)
 {
         size_t i;
@@ -221,7 +237,7 @@ static int message_new(struct kdbus_message **ret, uint8_t type, char endian, bo
         m = malloc(sizeof(*m));
         if (!m)
                 return -ENOMEM;
-        memset(m, 0, offsetof(struct kdbus_message, reader));
+        memset(m, 0, offsetof(struct kdbus_message, body));
         m->n_ref = 1;
         m->type = type;
         m->endian = endian;
@@ -231,6 +247,7 @@ static int message_new(struct kdbus_message **ret, uint8_t type, char endian, bo
                 free(m);
                 return r;
         }
+        m->has_writer = with_writer;
         *ret = m;
         return 0;
 }
@@ -279,7 +296,7 @@ struct kdbus_message *kdbus_message_unref(struct kdbus_message *m)
         free(m->strings);
         close_fds(m->fds, m->n_fds);
         free(m->fds);
-        kdbus_writer_deinit(&m->body);
+        message_drop_writer(m);
         if (m->has_reader)
                 kdbus_reader_deinit(&m->reader);
         if (m->has_ext) {
@@ -754,7 +771,7 @@ int kdbus_message_seal(struct kdbus_message *m, uint32_t serial, const char *sen
                 free(old.strings[KDBUS_FIELD_SIGNATURE]);
         if (sender && !(old.borrowed & sender_bit))
                 free(old.strings[KDBUS_FIELD_SENDER]);
-        kdbus_writer_deinit(&m->body);
+        message_drop_writer(m);
         m->sealed = true;
         return 0;
 }
@@ -1110,7 +1127,7 @@ int kdbus_message_parse(struct kdbus_message **ret, const void *data, size_t siz
                 if (r < 0)
                         return r;
         }
-        kdbus_writer_deinit(&m->body);
+        message_drop_writer(m);
         m->sealed = true;
         *ret = m;
         m = NULL;
@@ -1760,7 +1777,7 @@ int kdbus_message_convert(struct kdbus_message **ret, struct kdbus_message *m, c
         e = message_commit_fields(c, &fields, c->body.data, c->body.size);
         if (e < 0)
                 return e;
-        kdbus_writer_deinit(&c->body);
+        message_drop_writer(c);
         c->sealed = true;
         *ret = c;
         c = NULL;
@@ -1837,7 +1854,7 @@ int kdbus_message_parse_external(struct kdbus_message **ret, const void *header,
         r = message_build(m, "", 0);
         if (r < 0)
                 return r;
-        kdbus_writer_deinit(&m->body);
+        message_drop_writer(m);
         m->sealed = true;
         m->ext_fd = body_fd;
         *ret = m;

@@ -12,19 +12,35 @@
 
 #include "signature.h"
 
+/* type classes by code, a lookup instead of a search: asked for every value */
+#define TC_FIXED        0x1
+#define TC_BASIC        0x2
+#define TC_CONTAINER    0x4
+
+static const unsigned char type_class[256] = {
+        ['y'] = TC_FIXED | TC_BASIC, ['b'] = TC_FIXED | TC_BASIC,
+        ['n'] = TC_FIXED | TC_BASIC, ['q'] = TC_FIXED | TC_BASIC,
+        ['i'] = TC_FIXED | TC_BASIC, ['u'] = TC_FIXED | TC_BASIC,
+        ['x'] = TC_FIXED | TC_BASIC, ['t'] = TC_FIXED | TC_BASIC,
+        ['d'] = TC_FIXED | TC_BASIC, ['h'] = TC_FIXED | TC_BASIC,
+        ['s'] = TC_BASIC, ['o'] = TC_BASIC, ['g'] = TC_BASIC,
+        ['a'] = TC_CONTAINER, ['('] = TC_CONTAINER, ['{'] = TC_CONTAINER,
+        ['v'] = TC_CONTAINER,
+};
+
 bool kdbus_type_is_basic(char type)
 {
-        return type && strchr("ybnqiuxtdhsog", type);
+        return type_class[(unsigned char)type] & TC_BASIC;
 }
 
 bool kdbus_type_is_fixed(char type)
 {
-        return type && strchr("ybnqiuxtdh", type);
+        return type_class[(unsigned char)type] & TC_FIXED;
 }
 
 bool kdbus_type_is_container(char type)
 {
-        return type && strchr("a({v", type);
+        return type_class[(unsigned char)type] & TC_CONTAINER;
 }
 
 size_t kdbus_type_alignment(char type)
@@ -175,6 +191,11 @@ int kdbus_signature_next(const char *signature, unsigned int n_arrays,
 
         if (!signature)
                 return -EINVAL;
+        /* a basic type or a variant is one character, whatever follows */
+        if (kdbus_type_is_basic(signature[0]) || signature[0] == 'v') {
+                *len = 1;
+                return 0;
+        }
         n = strnlen(signature, KDBUS_SIGNATURE_MAX + 1);
         if (signature[0] == '{')
                 r = signature_dict(signature, n, &pos, n_arrays, n_structs);

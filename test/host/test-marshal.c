@@ -183,6 +183,119 @@ static void test_syntax(void)
         }
 }
 
+/* the name checks as the D-Bus Specification words them, to test the fast ones against */
+static bool ref_char_is_name(char c)
+{
+        return (c >= 'A' && c <= 'Z') || (c >= 'a' && c <= 'z') || (c >= '0' && c <= '9') ||
+               c == '_';
+}
+
+static bool ref_dotted(const char *s, bool dash, bool digit_first)
+{
+        size_t i, len = strnlen(s, 256), n_dots = 0;
+        bool start = true;
+
+        if (len == 0 || len > 255)
+                return false;
+        for (i = 0; i < len; ++i) {
+                if (s[i] == '.') {
+                        if (start)
+                                return false;
+                        ++n_dots;
+                        start = true;
+                        continue;
+                }
+                if (!ref_char_is_name(s[i]) && !(dash && s[i] == '-'))
+                        return false;
+                if (start && !digit_first && s[i] >= '0' && s[i] <= '9')
+                        return false;
+                start = false;
+        }
+        return !start && n_dots > 0;
+}
+
+static bool ref_bus_name(const char *s)
+{
+        if (s[0] == ':')
+                return strnlen(s, 256) <= 255 && ref_dotted(s + 1, true, true);
+        return ref_dotted(s, true, false);
+}
+
+static bool ref_member(const char *s)
+{
+        size_t i, len = strnlen(s, 256);
+
+        if (len == 0 || len > 255 || (s[0] >= '0' && s[0] <= '9'))
+                return false;
+        for (i = 0; i < len; ++i)
+                if (!ref_char_is_name(s[i]))
+                        return false;
+        return true;
+}
+
+/*
+ * The table-driven name checks, NUL-terminated and with a length, agree
+ * with the reference on random names around every boundary: lengths up
+ * to 260, dots, dashes, digits first, colons, bytes that are no name's.
+ */
+static void test_names_against_reference(void)
+{
+        static const char alphabet[] = "aZ0_-.:$\x80.a.b";
+        unsigned int seed = 1, bad = 0;
+        char s[300];
+
+        for (unsigned int n = 0; n < 200000; ++n) {
+                size_t len, i;
+
+                seed = seed * 1103515245 + 12345;
+                len = (seed >> 8) % 8 == 0 ? 250 + (seed >> 12) % 11 : (seed >> 12) % 12;
+                for (i = 0; i < len; ++i) {
+                        seed = seed * 1103515245 + 12345;
+                        /* mostly name characters, so that long names can be valid */
+                        s[i] = (seed >> 16) % 16 ? "abc.ZY_9d:"[(seed >> 20) % (len > 20 ? 3 : 10)]
+                                                 : alphabet[(seed >> 20) % (sizeof(alphabet) - 1)];
+                }
+                if (len > 20)
+                        s[1] = '.';
+                s[len] = 0;
+                if (len && (seed >> 24) % 4 == 0)
+                        s[0] = ':';
+                bad += kdbus_bus_name_valid(s) != ref_bus_name(s);
+                bad += kdbus_interface_name_valid(s) != ref_dotted(s, false, false);
+                bad += kdbus_member_name_valid(s) != ref_member(s);
+                bad += kdbus_bus_name_valid_len(s, len) != ref_bus_name(s);
+                bad += kdbus_interface_name_valid_len(s, len) != ref_dotted(s, false, false);
+                bad += kdbus_member_name_valid_len(s, len) != ref_member(s);
+                /* with a length, a NUL inside is no name */
+                if (len > 1) {
+                        s[len / 2] = 0;
+                        bad += kdbus_bus_name_valid_len(s, len) || kdbus_interface_name_valid_len(s, len) ||
+                               kdbus_member_name_valid_len(s, len);
+                }
+        }
+        tap_ok(bad == 0, "names: the fast checks agree with the specification's wording (%u differ)",
+               bad);
+        {
+                char name[300];
+
+                memset(name, 'a', sizeof(name));
+                name[0] = ':';
+                name[2] = '.';
+                name[255] = 0;
+                bad = !kdbus_bus_name_valid(name) || !kdbus_bus_name_valid_len(name, 255);
+                name[255] = 'a';
+                name[256] = 0;
+                bad += kdbus_bus_name_valid(name) || kdbus_bus_name_valid_len(name, 256);
+                memset(name, 'a', sizeof(name));
+                name[255] = 0;
+                bad += !kdbus_member_name_valid(name) || !kdbus_member_name_valid_len(name, 255);
+                name[255] = 'a';
+                name[256] = 0;
+                bad += kdbus_member_name_valid(name) || kdbus_member_name_valid_len(name, 256);
+                tap_ok(bad == 0, "names: unique and member names of 255 bytes allowed, 256 refused");
+        }
+}
+
 struct all_basic {
         uint8_t y;
         int b;
@@ -602,9 +715,10 @@ static void test_array_limit(void)
 
 int main(void)
 {
-        tap_plan(51);
+        tap_plan(53);
         test_signatures();
         test_syntax();
+        test_names_against_reference();
         test_basic_round_trip('l');
         test_basic_round_trip('B');
         test_layout();
