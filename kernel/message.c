@@ -8,11 +8,13 @@
  *  - A struct kdbus_staging belongs to the thread that created it and is
  *    never shared; it needs no lock. struct kdbus_gaps is immutable and
  *    reference counted. The exception is the payload of a large
- *    synchronous call, which the receiver pulls (kdbus_queue_entry_pull()):
- *    staging->pull_entry and entry->pull link the two under the
- *    receiver's conn->lock, which the sender takes (alone) before its
- *    SEND returns to copy what was not pulled; the staging object lives
- *    until then, so a linked entry never points to a freed one.
+ *    synchronous call, or of the answer to one, which the receiver pulls
+ *    (kdbus_queue_entry_pull()): staging->pull_entry and entry->pull link
+ *    the two under the receiver's conn->lock, which the sender takes
+ *    (alone) before its SEND returns to copy what was not pulled; the
+ *    staging object lives until then, so a linked entry never points to
+ *    a freed one. The sender of an answer first sleeps in
+ *    staging->pull_wait (bounded) for the caller to pull it.
  *  - Delivering into a receiver takes the receiver's conn->lock (it
  *    protects the receive queue, its quotas and the pool's accounted
  *    share) and, when a reply record is created or consumed, the
@@ -59,6 +61,7 @@
 #include <linux/mm.h>
 #include <linux/net.h>
 #include <linux/poll.h>
+#include <linux/sched/clock.h>
 #include <linux/sched/signal.h>
 #include <linux/shmem_fs.h>
 #include <linux/slab.h>
@@ -101,6 +104,17 @@
  * before it sleeps instead of after the answer.
  */
 #define KDBUS_PULL_MIN_PAYLOAD	SZ_32K
+
+/*
+ * How long the sender of an answer that its caller pulls waits for the
+ * caller to take it: a fixed part for the caller's wake-up plus about
+ * what copying the payload across CPUs costs the sender itself (1 ns per
+ * byte, above what the test VM needs), capped.
+ */
+#define KDBUS_PULL_WAIT_BASE_NS	(50 * NSEC_PER_USEC)
+#define KDBUS_PULL_WAIT_MAX_NS	(2 * NSEC_PER_MSEC)
+/* of that wait, the part spent spinning (kdbus_staging_wait_pull()) */
+#define KDBUS_PULL_SPIN_MAX_NS	(100 * NSEC_PER_USEC)
 
 /* zero bytes for padding; padding is never longer than 7 bytes */
 static const u8 kdbus_zeros[8];
@@ -1118,16 +1132,36 @@ int kdbus_staging_emit(struct kdbus_staging *staging,
 	return kdbus_slice_write_zeros(slice, end, slice_size - end);
 }
 
+/*
+ * Copy the pending payload of @entry from its sender's pinned pages, and
+ * end the link. Context: entry->conn->lock held.
+ */
+static int kdbus_staging_copy_pending(struct kdbus_queue_entry *entry)
+{
+	int ret;
+
+	lockdep_assert_held(&entry->conn->lock);
+
+	ret = kdbus_staging_emit_payload(entry->pull, entry->slice,
+					 entry->pull_off);
+	if (ret < 0)
+		return ret;
+
+	kdbus_staging_pull_detach(entry);
+	return 0;
+}
+
 /**
- * kdbus_queue_entry_pull() - copy the pending payload of a queued call
+ * kdbus_queue_entry_pull() - copy the pending payload of a call or answer
  * @entry:	queue entry
  *
  * The payload of a large synchronous call is not copied when the call is
  * queued: the receiver copies it from the sender's pinned pages when it
  * first sees the message (RECV, also with PEEK) or when the entry moves to
  * another connection; the sender copies it itself before its SEND returns
- * if nobody did (kdbus_staging_free()). Either way it is copied once,
- * while the SEND that staged it runs. Copied by the receiver, the bytes
+ * if nobody did (kdbus_staging_free()). The answer to a large synchronous
+ * call is pulled the same way by its caller when it wakes. Either way the
+ * payload is copied once, while the SEND that staged it runs. Copied by the receiver, the bytes
  * land in the receiver's CPU cache instead of being pushed out of it by
  * the sender's CPU, where the receiver would then have to fetch them
  * (Documentation/performance.md, "Who copies").
@@ -1139,22 +1173,87 @@ int kdbus_staging_emit(struct kdbus_staging *staging,
  */
 int kdbus_queue_entry_pull(struct kdbus_queue_entry *entry)
 {
-	struct kdbus_staging *staging = entry->pull;
+	size_t n;
 	int ret;
 
 	lockdep_assert_held(&entry->conn->lock);
 
-	if (!staging)
+	if (!entry->pull)
 		return 0;
 
-	ret = kdbus_staging_emit_payload(staging, entry->slice,
-					 entry->pull_off);
-	if (ret < 0)
-		return ret;
+	n = entry->pull->n_payload;
+	if (entry->pull->pull_waits) {
+		/* the sender waits for this: it can block on our lock now */
+		WRITE_ONCE(entry->pull->pull_started, true);
+		if (wq_has_sleeper(&entry->pull->pull_wait))
+			wake_up(&entry->pull->pull_wait);
+	}
+	ret = kdbus_staging_copy_pending(entry);
+	if (ret == 0)
+		kdbus_stats_add(KDBUS_STAT_PULLED_USER, n);
+	return ret;
+}
 
-	staging->pull_entry = NULL;
+/**
+ * kdbus_staging_pull_detach() - end the link of a pulling entry
+ * @entry:	queue entry whose payload was pulled or will never be
+ *
+ * Unlinks @entry and the sender's staging object and wakes the sender if
+ * it waits for that (an answer whose caller pulls it).
+ *
+ * Context: entry->conn->lock must be held.
+ */
+void kdbus_staging_pull_detach(struct kdbus_queue_entry *entry)
+{
+	struct kdbus_staging *staging = entry->pull;
+
+	lockdep_assert_held(&entry->conn->lock);
+
+	WRITE_ONCE(staging->pull_entry, NULL);
 	entry->pull = NULL;
-	return 0;
+	/* the sender frees @staging only after taking entry->conn->lock */
+	if (staging->pull_waits && wq_has_sleeper(&staging->pull_wait))
+		wake_up(&staging->pull_wait);
+}
+
+/*
+ * The sender of an answer whose caller pulls it (kdbus_msg_sync_attach())
+ * gives the woken caller the time of about one copy to start taking it,
+ * then copies what is left itself (kdbus_staging_free()). So a caller that
+ * is not scheduled soon costs its replier at most that wait on top of the
+ * copy it would have made anyway; a caller that has started copying holds
+ * its own conn->lock, on which kdbus_staging_pull_finish() then waits
+ * (spinning while the owner runs, as mutexes do). The first part of the
+ * wait spins: the caller's wake-up and the copy are short, and a replier
+ * put to sleep would need a wake-up of its own, which under load costs
+ * more than the copy saves. It yields to anything else that wants this
+ * CPU, the caller included. The sender's pages stay pinned until its SEND
+ * returns: the caller gets the bytes of that SEND, never what the replier
+ * writes after it.
+ */
+static void kdbus_staging_wait_pull(struct kdbus_staging *staging)
+{
+	u64 budget = min_t(u64, KDBUS_PULL_WAIT_BASE_NS + staging->n_payload,
+			   KDBUS_PULL_WAIT_MAX_NS);
+	u64 spin = num_online_cpus() > 1 ? KDBUS_PULL_SPIN_MAX_NS : 0;
+	u64 start = local_clock(), waited = 0;
+
+	while (waited < min(spin, budget)) {
+		if (READ_ONCE(staging->pull_started) ||
+		    !READ_ONCE(staging->pull_entry))
+			return;
+		if (need_resched())
+			break;
+		cpu_relax();
+		waited = local_clock() - start;
+	}
+	if (waited >= budget)
+		return;
+
+	wait_event_hrtimeout(staging->pull_wait,
+			     READ_ONCE(staging->pull_started) ||
+			     !READ_ONCE(staging->pull_entry),
+			     ns_to_ktime(budget - waited));
 }
 
 /*
@@ -1184,7 +1283,7 @@ static void kdbus_staging_pull_finish(struct kdbus_staging *staging)
 
 	mutex_lock(&dst->lock);
 	entry = staging->pull_entry;
-	if (entry && kdbus_queue_entry_pull(entry) < 0) {
+	if (entry && kdbus_staging_copy_pending(entry) < 0) {
 		reply = kdbus_reply_ref(entry->reply);
 		kdbus_queue_entry_free(entry);
 		atomic_inc(&dst->lost_count);
@@ -1452,10 +1551,26 @@ static int kdbus_msg_sync_attach(struct kdbus_conn *src,
 		   !(dst->flags & KDBUS_HELLO_ACCEPT_FD)) {
 		ret = -ECOMM;
 	} else {
-		entry = kdbus_queue_entry_new(src, dst, staging, false);
+		/*
+		 * A caller that sleeps in the kernel for this answer copies
+		 * a large payload itself when it wakes, as the receiver of
+		 * a large call does; the replier waits for that, briefly
+		 * (kdbus_staging_wait_pull()).
+		 */
+		bool pull = reply->waiting && !reply->interrupted &&
+			    staging->n_pages > 0 &&
+			    staging->n_payload >= KDBUS_PULL_MIN_PAYLOAD;
+
+		entry = kdbus_queue_entry_new(src, dst, staging, pull);
 		if (IS_ERR(entry)) {
 			ret = PTR_ERR(entry);
 		} else {
+			if (pull) {
+				init_waitqueue_head(&staging->pull_wait);
+				staging->pull_waits = true;
+				staging->pull_entry = entry;
+				staging->pull_dst = kdbus_conn_ref(dst);
+			}
 			reply->queue_entry = entry;
 			ret = 0;
 		}
@@ -1660,8 +1775,11 @@ exit_done:
 	entry = reply->queue_entry;
 	if (entry) {
 		reply->queue_entry = NULL;
-		ret = kdbus_queue_entry_install(entry,
-						&cmd->reply.return_flags, true);
+		ret = kdbus_queue_entry_pull(entry);
+		if (ret >= 0)
+			ret = kdbus_queue_entry_install(entry,
+							&cmd->reply.return_flags,
+							true);
 		if (ret >= 0)
 			kdbus_pool_slice_publish(entry->slice,
 						 &cmd->reply.offset,
@@ -1970,6 +2088,8 @@ int kdbus_cmd_send(struct kdbus_conn *conn, struct file *f, void __user *argp)
 	if (sync_reply) {
 		ret = kdbus_msg_wait_reply(conn, cmd, f, cancel_fd, sync_reply);
 		kdbus_reply_unref(sync_reply);
+	} else if (staging && staging->pull_waits) {
+		kdbus_staging_wait_pull(staging);
 	}
 	staging = kdbus_staging_free(staging);
 	if (ret < 0)

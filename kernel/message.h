@@ -12,6 +12,7 @@
 #include <linux/list.h>
 #include <linux/types.h>
 #include <linux/uio.h>
+#include <linux/wait.h>
 #include <uapi/linux/kdbus.h>
 
 #include "limits.h"
@@ -92,6 +93,9 @@ struct kdbus_gaps {
  *			kdbus_queue_entry_pull()
  * @pull_entry:		that entry while its payload is pending, else NULL
  *			(@pull_dst->lock)
+ * @pull_waits:		the sender waits in @pull_wait until @pull_entry is
+ *			NULL (a reply its synchronous caller pulls)
+ * @pull_wait:		where it waits; woken under @pull_dst->lock
  * @inline_parts:	@parts of a message with few parts (no allocation)
  * @inline_pages:	@pages of a small payload (no allocation)
  * @inline_bvecs:	@bvecs of a small payload (no allocation)
@@ -99,8 +103,9 @@ struct kdbus_gaps {
  *
  * A staging object is owned by the thread that created it; it only lives
  * for the duration of one command. The one thing it shares is the payload
- * of a synchronous call that the receiver pulls: while @pull_entry is set,
- * the receiver may copy from @parts and @bvecs under @pull_dst->lock.
+ * of a synchronous call that the receiver pulls, or of the answer to one
+ * that its caller pulls: while @pull_entry is set, the receiver may copy
+ * from @parts and @bvecs under @pull_dst->lock.
  */
 /*
  * A typical D-Bus message has a header and a body part (plus padding) and
@@ -139,6 +144,9 @@ struct kdbus_staging {
 	struct list_head notify_entry;
 	struct kdbus_conn *pull_dst;
 	struct kdbus_queue_entry *pull_entry;
+	bool pull_waits;
+	bool pull_started;
+	wait_queue_head_t pull_wait;
 	struct iovec inline_parts[KDBUS_STAGING_INLINE_PARTS];
 	struct page *inline_pages[KDBUS_STAGING_INLINE_PAGES];
 	struct bio_vec inline_bvecs[KDBUS_STAGING_INLINE_PAGES];
@@ -165,6 +173,7 @@ int kdbus_staging_emit(struct kdbus_staging *staging,
 		       struct kdbus_conn *dst,
 		       struct kdbus_pool_slice *slice, u64 *deferred_off);
 int kdbus_queue_entry_pull(struct kdbus_queue_entry *entry);
+void kdbus_staging_pull_detach(struct kdbus_queue_entry *entry);
 
 int kdbus_msg_deliver_kernel(struct kdbus_conn *dst,
 			     struct kdbus_staging *staging);

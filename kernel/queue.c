@@ -386,11 +386,8 @@ void kdbus_queue_entry_free(struct kdbus_queue_entry *entry)
 		kdbus_queue_entry_unlink(entry);
 
 	/* a payload never pulled: its sender no longer waits for the copy */
-	if (entry->pull) {
-		lockdep_assert_held(&entry->conn->lock);
-		entry->pull->pull_entry = NULL;
-		entry->pull = NULL;
-	}
+	if (entry->pull)
+		kdbus_staging_pull_detach(entry);
 
 	if (entry->slice)
 		kdbus_pool_slice_release(entry->slice);

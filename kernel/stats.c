@@ -30,6 +30,7 @@ static const char * const kdbus_stat_names[KDBUS_STAT_MAX] = {
 	[KDBUS_STAT_COPY_USER]		= "copied_user_bytes",
 	[KDBUS_STAT_COPY_KERNEL]	= "copied_kernel_bytes",
 	[KDBUS_STAT_COPY_POOL]		= "copied_pool_bytes",
+	[KDBUS_STAT_PULLED_USER]	= "pulled_user_bytes",
 	[KDBUS_STAT_MSGS]		= "messages_delivered",
 	[KDBUS_STAT_MEMFD_PASSED]	= "memfd_passed_bytes",
 	[KDBUS_STAT_LIVE_NODES]		= "live_nodes",

@@ -19,6 +19,9 @@
  *				results, installed descriptor numbers)
  * @KDBUS_STAT_COPY_POOL:	bytes copied from one pool into another
  *				(activator hand-over)
+ * @KDBUS_STAT_PULLED_USER:	of @KDBUS_STAT_COPY_USER, the bytes the
+ *				receiving side copied itself (a large
+ *				synchronous call, or its answer, pulled)
  * @KDBUS_STAT_MSGS:		messages placed into a receiver's pool
  * @KDBUS_STAT_MEMFD_PASSED:	memfd payload bytes handed to receivers
  *				by reference, without a copy
@@ -45,6 +48,7 @@ enum kdbus_stat {
 	KDBUS_STAT_COPY_USER,
 	KDBUS_STAT_COPY_KERNEL,
 	KDBUS_STAT_COPY_POOL,
+	KDBUS_STAT_PULLED_USER,
 	KDBUS_STAT_MSGS,
 	KDBUS_STAT_MEMFD_PASSED,
 	KDBUS_STAT_LIVE_NODES,

@@ -7,15 +7,19 @@
  * activator hand-over copies the queued message pool to pool without
  * touching the sender's memory again. The payload of a large synchronous
  * call is pulled by its receiver (or by the caller before its SEND
- * returns), still once.
+ * returns), still once; so is the answer to one, by its caller (or by
+ * the replier before its SEND returns).
  *
  * The counters are module-wide; tests run one at a time, and nothing else
  * sends in the VM while a test runs.
  */
 #include <fcntl.h>
+#include <sched.h>
+#include <signal.h>
 #include <stdlib.h>
 #include <sys/mman.h>
 #include <sys/vfs.h>
+#include <sys/wait.h>
 #include <unistd.h>
 
 #include "kdbus-test.h"
@@ -33,6 +37,7 @@ struct copy_stats {
 	uint64_t pool;		/* copied_pool_bytes */
 	uint64_t msgs;		/* messages_delivered */
 	uint64_t memfd;		/* memfd_passed_bytes */
+	uint64_t pulled;	/* pulled_user_bytes, part of @user */
 };
 
 /*
@@ -44,11 +49,13 @@ static int read_stats(struct copy_stats *s)
 	static const char *const names[] = {
 		"copied_user_bytes", "copied_kernel_bytes",
 		"copied_pool_bytes", "messages_delivered",
-		"memfd_passed_bytes",
+		"memfd_passed_bytes", "pulled_user_bytes",
 	};
 	uint64_t *const fields[] = {
 		&s->user, &s->kernel, &s->pool, &s->msgs, &s->memfd,
+		&s->pulled,
 	};
+	const unsigned int n = sizeof(names) / sizeof(names[0]);
 	unsigned int seen = 0, i;
 	unsigned long long v;
 	char name[64];
@@ -58,7 +65,7 @@ static int read_stats(struct copy_stats *s)
 	if (!f)
 		return -errno;
 	while (fscanf(f, "%63s %llu", name, &v) == 2) {
-		for (i = 0; i < 5; i++) {
+		for (i = 0; i < n; i++) {
 			if (!strcmp(name, names[i])) {
 				*fields[i] = v;
 				seen |= 1u << i;
@@ -66,7 +73,7 @@ static int read_stats(struct copy_stats *s)
 		}
 	}
 	fclose(f);
-	return seen == 0x1f ? 0 : -EPROTO;
+	return seen == (1u << n) - 1 ? 0 : -EPROTO;
 }
 
 /* debugfs mounted but no stats file is a failure; no debugfs a skip */
@@ -471,6 +478,7 @@ static int pull_peer_run(struct pull_ctx *c, enum pull_peer how)
 	ASSERT_OK(kdbus_free(c->peer, off));
 	/* the receiver itself copied it, at the PEEK, or the caller did */
 	ASSERT_EQ(DELTA(s1, s0, user), how == PULL_RECV ? PULL_SIZE : 0);
+	ASSERT_EQ(DELTA(s1, s0, pulled), DELTA(s1, s0, user));
 
 	if (how == PULL_RECV)
 		ASSERT_OK(kdbus_send(c->peer, c->caller->id, 1, 0, PULL_COOKIE,
@@ -630,4 +638,176 @@ KDBUS_TEST(copies, sync_pulled_by_handback, 0)
 	kdbus_conn_free(a);
 	kdbus_conn_free(act);
 	return TEST_OK;
+}
+
+/*
+ * The answer to a large synchronous call is pulled by its caller when it
+ * wakes, and the replier's SEND waits, briefly, for the caller to take
+ * it; if the caller does not run in time, the replier copies the answer
+ * itself. Either way the caller gets the bytes of the replier's SEND,
+ * although the replier overwrites them as soon as its SEND returns. The
+ * replier is a child process (its writes stay its own); the caller
+ * compares with the data it gave the child.
+ */
+#define ANSWER_CALLS	5
+
+struct answer_ctx {
+	struct kdbus_conn *caller, *svc;
+	uint8_t *data;
+	unsigned int calls;
+	int svc_cpu, caller_cpu;
+	bool caller_idle;	/* SCHED_IDLE, next to a busy loop */
+};
+
+static int pin_to_cpu(int cpu)
+{
+	cpu_set_t set;
+
+	if (cpu < 0)
+		return TEST_OK;
+	CPU_ZERO(&set);
+	CPU_SET(cpu, &set);
+	ASSERT(sched_setaffinity(0, sizeof(set), &set) == 0);
+	return TEST_OK;
+}
+
+/* the replier: answer each call with the data, then overwrite the data */
+static int answer_service(struct answer_ctx *c, unsigned int *n_pulled)
+{
+	struct copy_stats s0, s1;
+	struct kdbus_msg *m;
+	uint64_t off, cookie;
+	unsigned int i;
+
+	RUN(pin_to_cpu(c->svc_cpu));
+	*n_pulled = 0;
+	for (i = 0; i < c->calls; i++) {
+		ASSERT_EQ(kdbus_wait_readable(c->svc->fd, 10000), 1);
+		ASSERT_OK(kdbus_recv_msg(c->svc, 0, 0, &m, &off));
+		cookie = m->cookie;
+		ASSERT_OK(kdbus_free(c->svc, off));
+
+		fill(c->data, PULL_SIZE, 11 + i);
+		ASSERT_OK(read_stats(&s0));
+		ASSERT_OK(kdbus_send(c->svc, c->caller->id, 1, 0, cookie, 0,
+				     c->data, PULL_SIZE));
+		ASSERT_OK(read_stats(&s1));
+		/* the SEND is over: the caller must not see this */
+		memset(c->data, 0xee, PULL_SIZE);
+
+		/* copied once, before the SEND returned: by the caller or us */
+		ASSERT_EQ(DELTA(s1, s0, user), PULL_SIZE);
+		ASSERT(DELTA(s1, s0, pulled) == 0 ||
+		       DELTA(s1, s0, pulled) == PULL_SIZE);
+		if (DELTA(s1, s0, pulled))
+			++*n_pulled;
+	}
+	DIAG("answers pulled by the caller: %u of %u", *n_pulled, c->calls);
+	return TEST_OK;
+}
+
+/* the caller: each answer must carry the data of the replier's SEND */
+static int answer_caller(struct answer_ctx *c, uint64_t svc_id)
+{
+	struct sched_param sp = { 0 };
+	struct kdbus_msg *m;
+	uint64_t off;
+	unsigned int i;
+
+	RUN(pin_to_cpu(c->caller_cpu));
+	if (c->caller_idle)
+		ASSERT(sched_setscheduler(0, SCHED_IDLE, &sp) == 0);
+	for (i = 0; i < c->calls; i++) {
+		ASSERT_OK(kdbus_call_sync(c->caller, svc_id, 0x7000 + i,
+					  kdbus_now_ns() + 10000000000ULL,
+					  "?", 1, &m, &off));
+		fill(c->data, PULL_SIZE, 11 + i);
+		RUN(check_payload(m, c->data, PULL_SIZE));
+		ASSERT_OK(kdbus_free(c->caller, off));
+	}
+	return TEST_OK;
+}
+
+static int answer_svc_main(struct answer_ctx *c, unsigned int min_pulled,
+			   unsigned int max_pulled)
+{
+	unsigned int n;
+
+	RUN(answer_service(c, &n));
+	ASSERT(n >= min_pulled && n <= max_pulled);
+	return TEST_OK;
+}
+
+static int answer_calls(struct kdbus_test_env *env, struct answer_ctx *c,
+			unsigned int min_pulled, unsigned int max_pulled)
+{
+	pid_t svc, caller, hog = -1;
+	uint64_t svc_id;
+	int r;
+
+	RUN(stats_available());
+	ASSERT_OK(kdbus_hello(env->bus_path, 0, 0, POOL_SIZE, &c->caller));
+	ASSERT_OK(kdbus_hello(env->bus_path, 0, 0, POOL_SIZE, &c->svc));
+	c->data = malloc(PULL_SIZE);
+	ASSERT(c->data);
+
+	fflush(stdout);
+	svc = fork();
+	ASSERT(svc >= 0);
+	if (svc == 0)
+		_exit(answer_svc_main(c, min_pulled, max_pulled));
+	svc_id = c->svc->id;
+	kdbus_conn_free(c->svc);
+
+	if (c->caller_idle) {
+		/* a busy loop the SCHED_IDLE caller never preempts */
+		hog = fork();
+		ASSERT(hog >= 0);
+		if (hog == 0) {
+			if (pin_to_cpu(c->caller_cpu) != TEST_OK)
+				_exit(TEST_FAIL);
+			for (;;)
+				;
+		}
+	}
+
+	caller = fork();
+	ASSERT(caller >= 0);
+	if (caller == 0)
+		_exit(answer_caller(c, svc_id));
+	r = kdbus_wait_child(caller);
+	if (hog > 0) {
+		kill(hog, SIGKILL);
+		waitpid(hog, NULL, 0);
+	}
+	ASSERT_EQ(r, TEST_OK);
+	ASSERT_EQ(kdbus_wait_child(svc), TEST_OK);
+
+	free(c->data);
+	kdbus_conn_free(c->caller);
+	return TEST_OK;
+}
+
+KDBUS_TEST(copies, sync_answer_pulled_by_caller, 0)
+{
+	struct answer_ctx c = {
+		.calls = ANSWER_CALLS, .svc_cpu = -1, .caller_cpu = -1,
+	};
+
+	/* pulled unless the caller was late every time (a loaded host) */
+	return answer_calls(env, &c, 1, ANSWER_CALLS);
+}
+
+KDBUS_TEST(copies, sync_answer_caller_late, 0)
+{
+	struct answer_ctx c = {
+		.calls = 2, .svc_cpu = 1, .caller_cpu = 0, .caller_idle = true,
+	};
+
+	if (sysconf(_SC_NPROCESSORS_ONLN) < 2) {
+		kdbus_test_skip_reason("needs two CPUs");
+		return TEST_SKIP;
+	}
+	/* the caller cannot run before the replier's wait is over */
+	return answer_calls(env, &c, 0, 0);
 }
