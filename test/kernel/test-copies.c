@@ -706,7 +706,11 @@ static int answer_service(struct answer_ctx *c, unsigned int *n_pulled)
 	return TEST_OK;
 }
 
-/* the caller: each answer must carry the data of the replier's SEND */
+/*
+ * The caller: each answer must carry the data of the replier's SEND. The
+ * calls carry no payload: the next one may be sent while the replier
+ * still reads the counters of its answer.
+ */
 static int answer_caller(struct answer_ctx *c, uint64_t svc_id)
 {
 	struct sched_param sp = { 0 };
@@ -720,7 +724,7 @@ static int answer_caller(struct answer_ctx *c, uint64_t svc_id)
 	for (i = 0; i < c->calls; i++) {
 		ASSERT_OK(kdbus_call_sync(c->caller, svc_id, 0x7000 + i,
 					  kdbus_now_ns() + 10000000000ULL,
-					  "?", 1, &m, &off));
+					  NULL, 0, &m, &off));
 		fill(c->data, PULL_SIZE, 11 + i);
 		RUN(check_payload(m, c->data, PULL_SIZE));
 		ASSERT_OK(kdbus_free(c->caller, off));
