@@ -35,6 +35,7 @@
 
 
 #include "bus-internal.h"
+#include "message-internal.h"
 
 /* a message or notification taken from the pool */
 struct incoming {
@@ -49,14 +50,20 @@ struct incoming {
         char *name;                             /* NAME_* */
         uint64_t slice;                         /* pool offset still to free */
         bool slice_held;
+        bool md_items;                          /* md holds items (allocations) */
 };
 
 static void incoming_clear(struct incoming *in)
 {
         kdbus_message_unref(in->m);
-        kdbus_metadata_free(&in->md);
+        /* most messages carry no metadata: nothing to free (ten free(NULL)s) */
+        if (in->md_items)
+                kdbus_metadata_free(&in->md);
         free(in->name);
-        memset(in, 0, sizeof(*in));
+        /* what the next clear would free; the rest is set by bus_take_slice() */
+        in->m = NULL;
+        in->name = NULL;
+        in->md_items = false;
 }
 
 /* ------------------------------------------------------------------ */
@@ -1272,7 +1279,7 @@ static int bus_seal(struct kdbus_bus *bus, struct kdbus_message *m)
                 return 0;
         if (++bus->serial == 0)
                 bus->serial = 1;
-        return kdbus_message_seal(m, bus->serial, bus->unique);
+        return message_seal_own(m, bus->serial, bus->unique);
 }
 
 static bool is_driver_call(struct kdbus_message *m)
@@ -1305,7 +1312,7 @@ static int bus_send_raw(struct kdbus_bus *bus, struct kdbus_message *m, uint64_t
         int *fds = NULL, memfd = -1, ext_fd = -1;
         const void *ext_body;
         size_t ext_size = 0;
-        size_t n_fds = 0, msize;
+        size_t n_fds = 0, msize, dest_len = 0;
         struct kdbus_msg *msg = NULL;
         struct kdbus_item *item;
         int r;
@@ -1365,8 +1372,10 @@ static int bus_send_raw(struct kdbus_bus *bus, struct kdbus_message *m, uint64_t
         {
                 size_t isize = sizeof(*msg);
 
-                if (dst_id == KDBUS_DST_ID_NAME)
-                        isize += ALIGN8(ITEM_HEADER_SIZE + strlen(dest) + 1);
+                if (dst_id == KDBUS_DST_ID_NAME) {
+                        dest_len = strlen(dest);
+                        isize += ALIGN8(ITEM_HEADER_SIZE + dest_len + 1);
+                }
                 isize += ALIGN8(ITEM_HEADER_SIZE + sizeof(struct kdbus_vec));
                 if (use_memfd)
                         isize += ALIGN8(ITEM_HEADER_SIZE + sizeof(struct kdbus_memfd));
@@ -1407,7 +1416,7 @@ static int bus_send_raw(struct kdbus_bus *bus, struct kdbus_message *m, uint64_t
 
         item = msg->items;
         if (dst_id == KDBUS_DST_ID_NAME)
-                item = item_put(item, KDBUS_ITEM_DST_NAME, dest, strlen(dest) + 1);
+                item = item_put(item, KDBUS_ITEM_DST_NAME, dest, dest_len + 1);
         item->size = ITEM_HEADER_SIZE + sizeof(struct kdbus_vec);
         item->type = KDBUS_ITEM_PAYLOAD_VEC;
         item->vec.address = (uintptr_t)data;
@@ -1843,6 +1852,7 @@ static int bus_take_slice(struct kdbus_bus *bus, uint64_t offset, uint64_t slice
                 default:
                         if (item->type >= _KDBUS_ITEM_ATTACH_BASE &&
                             item->type < _KDBUS_ITEM_POLICY_BASE) {
+                                in->md_items = true;
                                 r = metadata_add_item(&in->md, item);
                                 if (r == -ENOMEM)
                                         goto out;
@@ -2015,9 +2025,15 @@ static void bus_dispatch_end(struct kdbus_bus *bus)
         }
 }
 
-/* snapshot the live slots of one type, for iteration while handlers run */
+/* a few slots of a type (most programs have one object) are snapshot on the stack */
+#define SLOTS_ON_STACK 8
+
+/*
+ * Snapshot the live slots of one type, for iteration while handlers run:
+ * into @stack (SLOTS_ON_STACK entries) when they fit; slots_release() ends it.
+ */
 static size_t slots_snapshot(struct kdbus_bus *bus, enum slot_type type,
-                             struct kdbus_slot ***ret)
+                             struct kdbus_slot **stack, struct kdbus_slot ***ret)
 {
         size_t n = 0, i = 0;
         struct kdbus_slot *s, **v;
@@ -2028,7 +2044,7 @@ static size_t slots_snapshot(struct kdbus_bus *bus, enum slot_type type,
         *ret = NULL;
         if (!n)
                 return 0;
-        v = malloc(n * sizeof(*v));
+        v = n <= SLOTS_ON_STACK ? stack : malloc(n * sizeof(*v));
         if (!v)
                 return 0;
         for (s = bus->slots; s; s = s->next)
@@ -2036,6 +2052,12 @@ static size_t slots_snapshot(struct kdbus_bus *bus, enum slot_type type,
                         v[i++] = s;
         *ret = v;
         return n;
+}
+
+static void slots_release(struct kdbus_slot **v, struct kdbus_slot **stack)
+{
+        if (v != stack)
+                free(v);
 }
 
 static int call_handler(struct kdbus_slot *s, struct kdbus_message *m)
@@ -2053,8 +2075,8 @@ static void dispatch_matches(struct kdbus_bus *bus, struct kdbus_message *m, boo
                 .from_driver = from_driver,
                 .own_unique = bus->monitor ? NULL : bus->unique,
         };
-        struct kdbus_slot **v;
-        size_t n = slots_snapshot(bus, SLOT_MATCH, &v);
+        struct kdbus_slot **v, *stack[SLOTS_ON_STACK];
+        size_t n = slots_snapshot(bus, SLOT_MATCH, stack, &v);
         const char **own_names = NULL;
 
         if (md && !from_driver) {
@@ -2087,18 +2109,18 @@ static void dispatch_matches(struct kdbus_bus *bus, struct kdbus_message *m, boo
                 }
         }
         free(own_names);
-        free(v);
+        slots_release(v, stack);
 }
 
 static void dispatch_filters(struct kdbus_bus *bus, struct kdbus_message *m)
 {
-        struct kdbus_slot **v;
-        size_t n = slots_snapshot(bus, SLOT_FILTER, &v);
+        struct kdbus_slot **v, *stack[SLOTS_ON_STACK];
+        size_t n = slots_snapshot(bus, SLOT_FILTER, stack, &v);
 
         for (size_t i = 0; i < n; i++)
                 if (!v[i]->dead)
                         call_handler(v[i], m);
-        free(v);
+        slots_release(v, stack);
 }
 
 static struct kdbus_slot *find_call(struct kdbus_bus *bus, uint32_t serial)
@@ -2137,7 +2159,7 @@ static void dispatch_method_call(struct kdbus_bus *bus, struct kdbus_message *m)
         const char *path = kdbus_message_get_path(m);
         bool expect = !(kdbus_message_get_flags(m) & KDBUS_MESSAGE_NO_REPLY_EXPECTED);
         bool found_object = false;
-        struct kdbus_slot **v;
+        struct kdbus_slot **v, *stack[SLOTS_ON_STACK];
         size_t n;
         char text[512];
 
@@ -2158,7 +2180,7 @@ static void dispatch_method_call(struct kdbus_bus *bus, struct kdbus_message *m)
                 }
         }
 
-        n = slots_snapshot(bus, SLOT_OBJECT, &v);
+        n = slots_snapshot(bus, SLOT_OBJECT, stack, &v);
         for (size_t i = 0; i < n; i++) {
                 int r;
 
@@ -2167,17 +2189,17 @@ static void dispatch_method_call(struct kdbus_bus *bus, struct kdbus_message *m)
                 found_object = true;
                 r = call_handler(v[i], m);
                 if (r > 0) {
-                        free(v);
+                        slots_release(v, stack);
                         return;
                 }
                 if (r < 0) {
                         if (expect)
                                 kdbus_bus_reply_errno(bus, m, r);
-                        free(v);
+                        slots_release(v, stack);
                         return;
                 }
         }
-        free(v);
+        slots_release(v, stack);
         if (!expect)
                 return;
         if (!found_object) {

@@ -123,31 +123,36 @@ static const uint8_t name_class[256] = {
  * Dot-separated elements, at least two, none empty, of the characters in
  * @allowed; an element starts with a digit only if @digit_first. Checks
  * @len characters, or with @len SIZE_MAX up to the NUL; at most @max.
+ * The inner loop runs over an element's characters, the rest is per dot.
  */
 static bool dotted_name_check(const char *s, size_t len, size_t max, unsigned int allowed,
                               bool digit_first)
 {
         unsigned int forbidden_first = digit_first ? 0 : NC_DIGIT;
-        size_t i, n_dots = 0;
-        bool start = true;
+        size_t i = 0, n_dots = 0;
 
-        for (i = 0; i < len; ++i) {
-                uint8_t c = (uint8_t)s[i], cls = name_class[c];
+        for (;;) {
+                uint8_t cls;
 
-                if (!(cls & allowed)) {
-                        if (c == 0 && len == SIZE_MAX)
-                                break;
-                        if (c != '.' || start || i >= max)
-                                return false;
-                        ++n_dots;
-                        start = true;
-                        continue;
-                }
-                if (i >= max || (start && (cls & forbidden_first)))
+                /* an element's first character (a NUL or a dot: empty) */
+                if (i == len)
                         return false;
-                start = false;
+                cls = name_class[(uint8_t)s[i]];
+                if (!(cls & allowed) || (cls & forbidden_first))
+                        return false;
+                ++i;
+                while (i < len && (name_class[(uint8_t)s[i]] & allowed))
+                        ++i;
+                if (i > max)
+                        return false;
+                if (i == len || (s[i] == 0 && len == SIZE_MAX))
+                        break;
+                if (s[i] != '.')
+                        return false;
+                ++n_dots;
+                ++i;
         }
-        return !start && n_dots > 0;
+        return n_dots > 0;
 }
 
 static bool bus_name_check(const char *s, size_t len)
@@ -160,22 +165,15 @@ static bool bus_name_check(const char *s, size_t len)
 
 static bool member_name_check(const char *s, size_t len)
 {
-        size_t i;
+        size_t i = 0;
 
         if (name_class[(uint8_t)s[0]] & NC_DIGIT)
                 return false;
-        for (i = 0; i < len; ++i) {
-                uint8_t c = (uint8_t)s[i];
-
-                if (!(name_class[c] & NC_NAME)) {
-                        if (c == 0 && len == SIZE_MAX)
-                                break;
-                        return false;
-                }
-                if (i >= 255)
-                        return false;
-        }
-        return i > 0;
+        while (i < len && (name_class[(uint8_t)s[i]] & NC_NAME))
+                ++i;
+        if (i == 0 || i > 255)
+                return false;
+        return i == len || (s[i] == 0 && len == SIZE_MAX);
 }
 
 bool kdbus_bus_name_valid(const char *s)
@@ -687,13 +685,20 @@ int kdbus_reader_init(struct kdbus_reader *r, const void *data, size_t size, siz
         size_t len;
         int ret;
 
-        if (!endian_valid(endian) || pos > size || (size && !data) || !signature)
+        if (!signature)
                 return -EINVAL;
         len = strnlen(signature, KDBUS_SIGNATURE_MAX + 1);
         ret = kdbus_signature_validate_nested(signature, len, false, 0, 0);
         if (ret < 0)
                 return ret;
+        return kdbus_reader_init_checked(r, data, size, pos, endian, signature, len, n_fds);
+}
 
+int kdbus_reader_init_checked(struct kdbus_reader *r, const void *data, size_t size, size_t pos,
+                              char endian, const char *signature, size_t sig_len, uint32_t n_fds)
+{
+        if (!endian_valid(endian) || pos > size || (size && !data) || sig_len > KDBUS_SIGNATURE_MAX)
+                return -EINVAL;
         /* member by member: the peek buffer is written before it is read */
         r->data = data;
         r->size = size;
@@ -706,7 +711,7 @@ int kdbus_reader_init(struct kdbus_reader *r, const void *data, size_t size, siz
         r->n_frames = 1;
         r->validated = false;
         r->peek[0] = 0;
-        frame_init_outer(&r->frame0, signature, len, pos, size);
+        frame_init_outer(&r->frame0, signature, sig_len, pos, size);
         return 0;
 }
 

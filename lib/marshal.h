@@ -130,6 +130,13 @@ struct kdbus_reader {
  */
 int kdbus_reader_init(struct kdbus_reader *r, const void *data, size_t size, size_t pos,
                       char endian, const char *signature, uint32_t n_fds);
+/*
+ * The same for a @signature of @sig_len bytes that already passed
+ * kdbus_signature_validate_nested(signature, sig_len, false, 0, 0): a
+ * received message's, checked with its header.
+ */
+int kdbus_reader_init_checked(struct kdbus_reader *r, const void *data, size_t size, size_t pos,
+                              char endian, const char *signature, size_t sig_len, uint32_t n_fds);
 void kdbus_reader_deinit(struct kdbus_reader *r);
 /* 1 and the next type (contents: valid until the next call), 0 at the end */
 int kdbus_reader_peek(struct kdbus_reader *r, char *type, const char **contents);

@@ -31,6 +31,7 @@
 #include <unistd.h>
 
 #include "marshal.h"
+#include "message-internal.h"
 #include "message.h"
 #include "signature.h"
 
@@ -184,7 +185,8 @@ static void fields_free(struct message_fields *f)
         uint8_t i;
 
         for (i = 0; i <= _KDBUS_FIELD_MAX; ++i)
-                field_drop_string(f, i);
+                if (f->strings[i] && !(f->borrowed & (1U << i)))
+                        free(f->strings[i]);
         memset(f, 0, sizeof(*f));
 }
 
@@ -253,20 +255,19 @@ static int message_new(struct kdbus_message **ret, uint8_t type, char endian, bo
 }
 
 /*
- * The string fields a constructor sets (NULL values skipped), in one
- * allocation the message owns instead of one per field; the fields
- * borrow them until sealing points them into the message's bytes.
+ * The string fields a constructor sets (NULL values skipped; @lens are
+ * their lengths), in one allocation the message owns instead of one per
+ * field; the fields borrow them until sealing points them into the
+ * message's bytes.
  */
 static int message_set_strings(struct kdbus_message *m, const uint8_t *codes,
-                               const char *const *values, size_t n)
+                               const char *const *values, const size_t *lens, size_t n)
 {
-        size_t i, len[4], total = 0;    /* at most four: a method call's */
+        size_t i, total = 0;
         char *p;
 
-        for (i = 0; i < n; ++i) {
-                len[i] = values[i] ? strlen(values[i]) + 1 : 0;
-                total += len[i];
-        }
+        for (i = 0; i < n; ++i)
+                total += values[i] ? lens[i] + 1 : 0;
         p = malloc(total ? total : 1);
         if (!p)
                 return -ENOMEM;
@@ -274,9 +275,9 @@ static int message_set_strings(struct kdbus_message *m, const uint8_t *codes,
         for (i = 0; i < n; ++i) {
                 if (!values[i])
                         continue;
-                memcpy(p, values[i], len[i]);
+                memcpy(p, values[i], lens[i] + 1);
                 field_borrow_string(&m->fields, codes[i], p);
-                p += len[i];
+                p += lens[i] + 1;
         }
         return 0;
 }
@@ -335,8 +336,11 @@ static void put_u32(uint8_t *p, uint32_t v, char endian)
         }
 }
 
-/* the end of field @code's (yv) struct starting at the 8-aligned @pos */
-static size_t field_end(const struct message_fields *f, uint8_t code, size_t pos)
+/*
+ * The end of field @code's (yv) struct starting at the 8-aligned @pos;
+ * @len is the length of a string value.
+ */
+static size_t field_end(uint8_t code, size_t len, size_t pos)
 {
         char type = field_type(code);
 
@@ -345,8 +349,8 @@ static size_t field_end(const struct message_fields *f, uint8_t code, size_t pos
         if (type == 'u')
                 return pos + 4;
         if (type == 'g')
-                return pos + 1 + strlen(f->strings[code]) + 1;
-        return pos + 4 + strlen(f->strings[code]) + 1;
+                return pos + 1 + len + 1;
+        return pos + 4 + len + 1;
 }
 
 /*
@@ -360,12 +364,17 @@ static int message_build(struct kdbus_message *m, const void *body, size_t body_
 {
         struct message_fields *f = &m->fields;
         size_t i, pos = KDBUS_MESSAGE_HEADER_SIZE, array_len, body_offset, size;
+        size_t lens[_KDBUS_FIELD_MAX];  /* of the string values, in order[] */
         uint8_t *data, *p;
 
         if (body_size + m->ext_size > KDBUS_MESSAGE_MAX_SIZE)
                 return -EMSGSIZE;
-        for (i = 0; i < f->n_order; ++i)
-                pos = field_end(f, f->order[i], (pos + 7) & ~(size_t)7);
+        for (i = 0; i < f->n_order; ++i) {
+                uint8_t code = f->order[i];
+
+                lens[i] = field_type(code) == 'u' ? 0 : strlen(f->strings[code]);
+                pos = field_end(code, lens[i], (pos + 7) & ~(size_t)7);
+        }
         array_len = pos - KDBUS_MESSAGE_HEADER_SIZE;
         body_offset = (pos + 7) & ~(size_t)7;
         if (array_len > KDBUS_ARRAY_MAX_SIZE ||
@@ -389,7 +398,7 @@ static int message_build(struct kdbus_message *m, const void *body, size_t body_
         for (i = 0; i < f->n_order; ++i) {
                 uint8_t code = f->order[i];
                 char type = field_type(code);
-                size_t len;
+                size_t len = lens[i];
 
                 pos = (pos + 7) & ~(size_t)7;
                 p = data + pos;
@@ -403,7 +412,6 @@ static int message_build(struct kdbus_message *m, const void *body, size_t body_
                         pos += 8;
                         continue;
                 }
-                len = strlen(f->strings[code]);
                 if (type == 'g') {
                         p[0] = (uint8_t)len;
                         p += 1;
@@ -413,8 +421,11 @@ static int message_build(struct kdbus_message *m, const void *body, size_t body_
                 }
                 memcpy(p, f->strings[code], len);
                 pos = (size_t)(p - data) + len + 1;
-                /* from now on the field is its bytes in the message */
-                field_borrow_string(f, code, (const char *)p);
+                /* from now on the field is its bytes in the message (it is present already) */
+                if (!(f->borrowed & (1U << code)))
+                        free(f->strings[code]);
+                f->strings[code] = (char *)p;
+                f->borrowed |= 1U << code;
         }
         if (body_size)
                 memcpy(data + body_offset, body, body_size);
@@ -453,22 +464,26 @@ static int message_commit_fields(struct kdbus_message *m, struct message_fields 
 
 /* ---- construction ---- */
 
-static bool path_valid(const char *path)
-{
-        return path && kdbus_object_path_valid(path, strlen(path));
-}
-
 int kdbus_message_new_method_call(struct kdbus_message **ret, const char *destination,
                                   const char *path, const char *interface, const char *member)
 {
+        static const uint8_t codes[] = { KDBUS_FIELD_PATH, KDBUS_FIELD_DESTINATION,
+                                         KDBUS_FIELD_INTERFACE, KDBUS_FIELD_MEMBER };
+        const char *values[] = { path, destination, interface, member };
         _cleanup_message_ struct kdbus_message *m = NULL;
+        size_t lens[4];
         int r;
 
-        if (!ret || !path_valid(path) || !kdbus_member_name_valid(member))
+        if (!ret || !path || !member)
                 return -EINVAL;
-        if (interface && !kdbus_interface_name_valid(interface))
+        /* each length measured once, for the checks and the copies */
+        for (size_t i = 0; i < 4; ++i)
+                lens[i] = values[i] ? strlen(values[i]) : 0;
+        if (!kdbus_object_path_valid(path, lens[0]) || !kdbus_member_name_valid_len(member, lens[3]))
                 return -EINVAL;
-        if (destination && !kdbus_bus_name_valid(destination))
+        if (interface && !kdbus_interface_name_valid_len(interface, lens[2]))
+                return -EINVAL;
+        if (destination && !kdbus_bus_name_valid_len(destination, lens[1]))
                 return -EINVAL;
         if (!strcmp(path, LOCAL_PATH) || (interface && !strcmp(interface, LOCAL_INTERFACE)))
                 return -EINVAL;
@@ -476,13 +491,7 @@ int kdbus_message_new_method_call(struct kdbus_message **ret, const char *destin
         r = message_new(&m, KDBUS_MESSAGE_METHOD_CALL, KDBUS_LITTLE_ENDIAN, true);
         if (r < 0)
                 return r;
-        {
-                static const uint8_t codes[] = { KDBUS_FIELD_PATH, KDBUS_FIELD_DESTINATION,
-                                                 KDBUS_FIELD_INTERFACE, KDBUS_FIELD_MEMBER };
-                const char *values[] = { path, destination, interface, member };
-
-                r = message_set_strings(m, codes, values, 4);
-        }
+        r = message_set_strings(m, codes, values, lens, 4);
         if (r < 0)
                 return r;
         *ret = m;
@@ -493,11 +502,20 @@ int kdbus_message_new_method_call(struct kdbus_message **ret, const char *destin
 int kdbus_message_new_signal(struct kdbus_message **ret, const char *path,
                              const char *interface, const char *member)
 {
+        static const uint8_t codes[] = { KDBUS_FIELD_PATH, KDBUS_FIELD_INTERFACE,
+                                         KDBUS_FIELD_MEMBER };
+        const char *values[] = { path, interface, member };
         _cleanup_message_ struct kdbus_message *m = NULL;
+        size_t lens[3];
         int r;
 
-        if (!ret || !path_valid(path) || !kdbus_interface_name_valid(interface) ||
-            !kdbus_member_name_valid(member))
+        if (!ret || !path || !interface || !member)
+                return -EINVAL;
+        for (size_t i = 0; i < 3; ++i)
+                lens[i] = strlen(values[i]);
+        if (!kdbus_object_path_valid(path, lens[0]) ||
+            !kdbus_interface_name_valid_len(interface, lens[1]) ||
+            !kdbus_member_name_valid_len(member, lens[2]))
                 return -EINVAL;
         if (!strcmp(path, LOCAL_PATH) || !strcmp(interface, LOCAL_INTERFACE))
                 return -EINVAL;
@@ -506,13 +524,7 @@ int kdbus_message_new_signal(struct kdbus_message **ret, const char *path,
         if (r < 0)
                 return r;
         m->flags = KDBUS_MESSAGE_NO_REPLY_EXPECTED;
-        {
-                static const uint8_t codes[] = { KDBUS_FIELD_PATH, KDBUS_FIELD_INTERFACE,
-                                                 KDBUS_FIELD_MEMBER };
-                const char *values[] = { path, interface, member };
-
-                r = message_set_strings(m, codes, values, 3);
-        }
+        r = message_set_strings(m, codes, values, lens, 3);
         if (r < 0)
                 return r;
         *ret = m;
@@ -718,7 +730,8 @@ int kdbus_message_set_sender(struct kdbus_message *m, const char *sender)
 
 /* ---- sealing and bytes ---- */
 
-int kdbus_message_seal(struct kdbus_message *m, uint32_t serial, const char *sender)
+static int message_seal(struct kdbus_message *m, uint32_t serial, const char *sender,
+                        bool sender_checked)
 {
         struct message_fields old = m->fields;
         const uint16_t sig_bit = 1U << KDBUS_FIELD_SIGNATURE, sender_bit = 1U << KDBUS_FIELD_SENDER;
@@ -727,7 +740,7 @@ int kdbus_message_seal(struct kdbus_message *m, uint32_t serial, const char *sen
 
         if (m->sealed)
                 return -EPERM;
-        if (serial == 0 || (sender && !kdbus_bus_name_valid(sender)))
+        if (serial == 0 || (sender && !sender_checked && !kdbus_bus_name_valid(sender)))
                 return -EINVAL;
         if (m->body.depth != 0)
                 return -EBUSY;          /* a container is still open */
@@ -774,6 +787,16 @@ int kdbus_message_seal(struct kdbus_message *m, uint32_t serial, const char *sen
         message_drop_writer(m);
         m->sealed = true;
         return 0;
+}
+
+int kdbus_message_seal(struct kdbus_message *m, uint32_t serial, const char *sender)
+{
+        return message_seal(m, serial, sender, false);
+}
+
+int message_seal_own(struct kdbus_message *m, uint32_t serial, const char *own_unique)
+{
+        return message_seal(m, serial, own_unique, true);
 }
 
 int kdbus_message_get_data(const struct kdbus_message *m, const void **data, size_t *size)
@@ -828,21 +851,25 @@ int kdbus_message_peek_size(const void *data, size_t size, size_t *total)
         return 0;
 }
 
-/* the checks of a known header field's value beyond its D-Bus type */
-static bool field_value_ok(uint8_t code, const char *s, uint32_t u)
+/*
+ * The checks of a known header field's value beyond its D-Bus type; @len
+ * is the length of a string value. Every string ('s') field is a name,
+ * and a name is ASCII without NUL: its check is stricter than UTF-8's.
+ */
+static bool field_value_ok(uint8_t code, const char *s, size_t len, uint32_t u)
 {
         switch (code) {
         case KDBUS_FIELD_PATH:
                 return strcmp(s, LOCAL_PATH) != 0;
         case KDBUS_FIELD_INTERFACE:
-                return kdbus_interface_name_valid(s) && strcmp(s, LOCAL_INTERFACE) != 0;
+                return kdbus_interface_name_valid_len(s, len) && strcmp(s, LOCAL_INTERFACE) != 0;
         case KDBUS_FIELD_MEMBER:
-                return kdbus_member_name_valid(s);
+                return kdbus_member_name_valid_len(s, len);
         case KDBUS_FIELD_ERROR_NAME:
-                return kdbus_interface_name_valid(s);
+                return kdbus_interface_name_valid_len(s, len);
         case KDBUS_FIELD_DESTINATION:
         case KDBUS_FIELD_SENDER:
-                return kdbus_bus_name_valid(s);
+                return kdbus_bus_name_valid_len(s, len);
         case KDBUS_FIELD_REPLY_SERIAL:
                 return u != 0;
         default: /* UNIX_FDS; SIGNATURE: checked with its type */
@@ -881,7 +908,7 @@ static int parse_field(struct kdbus_message *m, struct kdbus_reader *r, uint8_t 
         if (ret < 0)
                 return ret;
 
-        ok = field_value_ok(code, s, u);
+        ok = field_value_ok(code, s, s ? strlen(s) : 0, u);
         if (code == KDBUS_FIELD_REPLY_SERIAL)
                 f->reply_serial = u;
         else if (code == KDBUS_FIELD_UNIX_FDS)
@@ -945,7 +972,7 @@ static int parse_header_fast(struct kdbus_message *m, const uint8_t *data, size_
         while (pos < header_end) {
                 size_t start = (pos + 7) & ~(size_t)7;
                 const char *s = NULL;
-                uint32_t u = 0, len;
+                uint32_t u = 0, len = 0;
                 uint8_t code;
                 char type;
 
@@ -976,16 +1003,18 @@ static int parse_header_fast(struct kdbus_message *m, const uint8_t *data, size_
                         s = (const char *)data + pos;
                         if (s[len])
                                 goto slow;
-                        /* the string and path checks refuse a NUL inside */
-                        if (type == 's' && !kdbus_utf8_valid(s, len))
-                                goto slow;
+                        /*
+                         * The path and signature checks refuse a NUL
+                         * inside; a string field is a name, checked by
+                         * field_value_ok() (ASCII: valid UTF-8, no NUL).
+                         */
                         if (type == 'o' && !kdbus_object_path_valid(s, len))
                                 goto slow;
-                        if (type == 'g' && (memchr(s, 0, len) || kdbus_signature_validate(s) < 0))
+                        if (type == 'g' && kdbus_signature_validate_nested(s, len, false, 0, 0) < 0)
                                 goto slow;
                         pos += (size_t)len + 1;
                 }
-                if (!field_value_ok(code, s, u))
+                if (!field_value_ok(code, s, len, u))
                         goto slow;
                 if (type == 'u') {
                         if (code == KDBUS_FIELD_REPLY_SERIAL)
@@ -1104,10 +1133,13 @@ int kdbus_message_parse(struct kdbus_message **ret, const void *data, size_t siz
         if (r < 0)
                 return r;
 
-        /* the body is validated by the reader that later serves the reads */
+        /*
+         * The body is validated by the reader that later serves the reads;
+         * the signature was checked with the header (either parser).
+         */
         sig = field_signature(&m->fields);
-        r = kdbus_reader_init(&m->reader, m->data, size, body_offset, m->endian, sig,
-                              m->fields.unix_fds);
+        r = kdbus_reader_init_checked(&m->reader, m->data, size, body_offset, m->endian, sig,
+                                      strlen(sig), m->fields.unix_fds);
         if (r < 0)
                 return r == -EINVAL ? -EBADMSG : r;
         m->has_reader = true;

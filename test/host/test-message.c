@@ -600,6 +600,57 @@ static void test_malformed(void)
         }
 }
 
+/*
+ * Every string header field is a name, and the fast header parser lets
+ * the name check stand for the UTF-8 check: a name field that is valid
+ * UTF-8 but not ASCII, invalid UTF-8, or holds a NUL must be refused in
+ * each of the five, while the same message with an ASCII name parses.
+ */
+static void test_name_fields(void)
+{
+        static const uint8_t codes[] = { KDBUS_FIELD_INTERFACE, KDBUS_FIELD_MEMBER,
+                                         KDBUS_FIELD_ERROR_NAME, KDBUS_FIELD_DESTINATION,
+                                         KDBUS_FIELD_SENDER };
+        /* [0] is valid; 'Z' becomes a NUL in the bytes */
+        static const char *const dotted[] = { "org.ab.x", "org.\xc3\xa9.x", "org.\xc3(.x", "org.aZ.x" };
+        static const char *const member[] = { "Mab", "M\xc3\xa9", "M\xc3(", "MaZ" };
+        unsigned int bad = 0;
+        uint8_t buf[512];
+
+        for (size_t c = 0; c < sizeof(codes); ++c) {
+                for (size_t v = 0; v < 4; ++v) {
+                        bool is_member = codes[c] == KDBUS_FIELD_MEMBER;
+                        bool is_error = codes[c] == KDBUS_FIELD_ERROR_NAME;
+                        struct raw_field f[4] = {
+                                F_PATH("/a"), F_MEMBER("M"),
+                                { codes[c], 's', is_member ? member[v] : dotted[v], 0 },
+                        };
+                        struct raw_field e[2] = {
+                                { KDBUS_FIELD_REPLY_SERIAL, 'u', NULL, 1 },
+                                { KDBUS_FIELD_ERROR_NAME, 's', dotted[v], 0 },
+                        };
+                        size_t n;
+                        uint8_t *z;
+                        int r;
+
+                        if (is_member)
+                                f[1] = f[2];
+                        if (is_error)
+                                n = raw_message(buf, sizeof(buf), KDBUS_MESSAGE_ERROR, 5, e, 2, NULL, 0);
+                        else
+                                n = raw_message(buf, sizeof(buf), KDBUS_MESSAGE_METHOD_CALL, 5, f,
+                                                is_member ? 2 : 3, NULL, 0);
+                        z = n ? memchr(buf, 'Z', n) : NULL;
+                        if (z)
+                                *z = 0;
+                        r = n ? parse_raw(buf, n) : -EIO;
+                        bad += v == 0 ? r != 0 : r >= 0;
+                }
+        }
+        tap_ok(bad == 0, "malformed: non-ASCII, invalid UTF-8 and NUL refused in each name field (%u wrong)",
+               bad);
+}
+
 static void test_fds(void)
 {
         _cleanup_msg_ struct kdbus_message *m = NULL, *p = NULL;
@@ -635,11 +686,12 @@ static void test_fds(void)
 
 int main(void)
 {
-        tap_plan(36);
+        tap_plan(37);
         test_vectors();
         test_round_trip();
         test_api_errors();
         test_malformed();
+        test_name_fields();
         test_fds();
         return tap_done();
 }
