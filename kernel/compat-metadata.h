@@ -53,21 +53,29 @@ static inline void kdbus_cap_words(const kernel_cap_t *set, u32 *words)
 #endif
 }
 
-/*
- * The LSM context of current as a kmalloc'ed string in *@out (NULL and 0
- * if the context could not be copied: the caller checks). -EOPNOTSUPP if
- * no LSM provides one. (6.14 replaced secids and (char *, len) pairs by
- * struct lsm_prop and struct lsm_context; no tested kernel has that, so
- * the module does not build there yet.)
- */
-static inline int kdbus_current_seclabel(char **out)
+/* the LSM's secid of current (0 if no LSM has one) */
+static inline u32 kdbus_current_secid(void)
 {
-	u32 secid, len;
+	u32 secid = 0;
+
+	security_current_getsecid_subj(&secid);
+	return secid;
+}
+
+/*
+ * The LSM context of @secid as a kmalloc'ed string in *@out (NULL if the
+ * context could not be copied: the caller checks). -EOPNOTSUPP if no LSM
+ * provides one. (6.14 replaced secids and (char *, len) pairs by struct
+ * lsm_prop and struct lsm_context; no tested kernel has that, so the
+ * module does not build there yet.)
+ */
+static inline int kdbus_secid_seclabel(u32 secid, char **out)
+{
+	u32 len;
 	char *ctx;
 	int ret;
 
 	*out = NULL;
-	security_current_getsecid_subj(&secid);
 	ret = security_secid_to_secctx(secid, &ctx, &len);
 	if (ret < 0)
 		return ret;

@@ -319,6 +319,8 @@ static int kdbus_staging_meta_objects(struct kdbus_staging *staging,
 		mp = kdbus_meta_proc_new();
 		if (IS_ERR(mp))
 			return PTR_ERR(mp);
+		/* the strings of the sender's HELLO, if still its own */
+		kdbus_meta_proc_lend(mp, staging->src->meta_proc);
 		staging->meta_proc = mp;
 	}
 

@@ -92,7 +92,12 @@
  * @cmdline:		Argument area, NUL-terminated (CMDLINE)
  * @cmdline_size:	Bytes in @cmdline
  * @cgroup:		Path in the default cgroup hierarchy (CGROUP)
+ * @cgroup_id:		Id of that cgroup
  * @seclabel:		LSM context of the task (SECLABEL)
+ * @secid:		The LSM's id of that context
+ * @lender:		Snapshot whose @cgroup and @seclabel strings this
+ *			object may share instead of building its own
+ *			(kdbus_meta_proc_lend()), or NULL
  * @audit_loginuid:	Audit login uid (AUDIT)
  * @audit_sessionid:	Audit session id (AUDIT)
  */
@@ -112,7 +117,10 @@ struct kdbus_meta_proc {
 	char *cmdline;
 	size_t cmdline_size;
 	char *cgroup;
+	u64 cgroup_id;
 	char *seclabel;
+	u32 secid;
+	struct kdbus_meta_proc *lender;
 	kuid_t audit_loginuid;
 	unsigned int audit_sessionid;
 };
@@ -169,8 +177,11 @@ static void kdbus_meta_proc_free(struct kref *kref)
 	put_pid(mp->pid);
 	if (mp->cred)
 		put_cred(mp->cred);
-	kfree(mp->seclabel);
-	kfree(mp->cgroup);
+	if (!mp->lender || mp->seclabel != mp->lender->seclabel)
+		kfree(mp->seclabel);
+	if (!mp->lender || mp->cgroup != mp->lender->cgroup)
+		kfree(mp->cgroup);
+	kdbus_meta_proc_unref(mp->lender);
 	kfree(mp->cmdline);
 	mutex_destroy(&mp->lock);
 	kfree(mp);
@@ -200,6 +211,28 @@ struct kdbus_meta_proc *kdbus_meta_proc_unref(struct kdbus_meta_proc *mp)
 	if (mp)
 		kref_put(&mp->kref, kdbus_meta_proc_free);
 	return NULL;
+}
+
+/**
+ * kdbus_meta_proc_lend() - let an object share strings of a snapshot
+ * @mp:		object nothing was collected into yet
+ * @snapshot:	a complete snapshot that never changes (HELLO's), or NULL
+ *
+ * The CGROUP and SECLABEL strings are the dear items of a message (a walk
+ * of kernfs under a global lock, a string the LSM formats and allocates).
+ * A message's task is nearly always in the cgroup and under the label it
+ * had at HELLO: collecting then shares the snapshot's string if the key
+ * still matches, and builds its own otherwise. The keys identify the
+ * string for good: the id of a cgroup of the default hierarchy is never
+ * reused and such a cgroup cannot be renamed (cgroup2 has no rename), and
+ * an LSM maps a secid to one context (AppArmor hands a replaced profile a
+ * new secid and allocates secids cyclically over 2^31; SELinux and Smack
+ * never free theirs).
+ */
+void kdbus_meta_proc_lend(struct kdbus_meta_proc *mp,
+			  struct kdbus_meta_proc *snapshot)
+{
+	mp->lender = kdbus_meta_proc_ref(snapshot);
 }
 
 static void kdbus_meta_proc_collect_pids(struct kdbus_meta_proc *mp)
@@ -285,9 +318,24 @@ static int kdbus_meta_proc_collect_cmdline(struct kdbus_meta_proc *mp)
 static int kdbus_meta_proc_collect_cgroup(struct kdbus_meta_proc *mp)
 {
 #ifdef CONFIG_CGROUPS
+	const struct kdbus_meta_proc *lender = mp->lender;
 	struct cgroup *cgrp;
 	char *buf;
+	u64 id;
 	int ret;
+
+	rcu_read_lock();
+	id = cgroup_id(task_dfl_cgroup(current));
+	rcu_read_unlock();
+
+	/* a snapshot is complete before it is lent, and never changes */
+	if (lender && (lender->valid & KDBUS_ATTACH_CGROUP) &&
+	    lender->cgroup_id == id) {
+		mp->cgroup = lender->cgroup;
+		mp->cgroup_id = id;
+		mp->valid |= KDBUS_ATTACH_CGROUP;
+		return 0;
+	}
 
 	buf = kmalloc(PAGE_SIZE, GFP_KERNEL_ACCOUNT);
 	if (!buf)
@@ -295,6 +343,7 @@ static int kdbus_meta_proc_collect_cgroup(struct kdbus_meta_proc *mp)
 
 	rcu_read_lock();
 	cgrp = task_dfl_cgroup(current);
+	id = cgroup_id(cgrp);
 	ret = kernfs_path_from_node(cgrp->kn, NULL, buf, PAGE_SIZE);
 	rcu_read_unlock();
 
@@ -309,6 +358,7 @@ static int kdbus_meta_proc_collect_cgroup(struct kdbus_meta_proc *mp)
 	if (!mp->cgroup)
 		return -ENOMEM;
 
+	mp->cgroup_id = id;
 	mp->valid |= KDBUS_ATTACH_CGROUP;
 #endif
 	return 0;
@@ -321,9 +371,19 @@ static int kdbus_meta_proc_collect_cgroup(struct kdbus_meta_proc *mp)
 static int kdbus_meta_proc_collect_seclabel(struct kdbus_meta_proc *mp)
 {
 #ifdef CONFIG_SECURITY
+	const struct kdbus_meta_proc *lender = mp->lender;
+	u32 secid = kdbus_current_secid();
 	int ret;
 
-	ret = kdbus_current_seclabel(&mp->seclabel);
+	if (lender && (lender->valid & KDBUS_ATTACH_SECLABEL) &&
+	    lender->secid == secid) {
+		mp->seclabel = lender->seclabel;
+		mp->secid = secid;
+		mp->valid |= KDBUS_ATTACH_SECLABEL;
+		return 0;
+	}
+
+	ret = kdbus_secid_seclabel(secid, &mp->seclabel);
 	if (ret == -EOPNOTSUPP)
 		return 0;
 	if (ret < 0)
@@ -332,6 +392,7 @@ static int kdbus_meta_proc_collect_seclabel(struct kdbus_meta_proc *mp)
 	if (!mp->seclabel)
 		return -ENOMEM;
 
+	mp->secid = secid;
 	mp->valid |= KDBUS_ATTACH_SECLABEL;
 #endif
 	return 0;

@@ -51,6 +51,8 @@ struct kdbus_meta_conn;
 struct kdbus_meta_proc *kdbus_meta_proc_new(void);
 struct kdbus_meta_proc *kdbus_meta_proc_ref(struct kdbus_meta_proc *mp);
 struct kdbus_meta_proc *kdbus_meta_proc_unref(struct kdbus_meta_proc *mp);
+void kdbus_meta_proc_lend(struct kdbus_meta_proc *mp,
+			  struct kdbus_meta_proc *snapshot);
 int kdbus_meta_proc_collect(struct kdbus_meta_proc *mp, u64 what);
 
 struct kdbus_meta_conn *kdbus_meta_conn_new(void);

@@ -348,16 +348,29 @@ static void drop_cgroup(const char *dir, const char *mnt)
 	}
 }
 
+/* move the calling process into the cgroup2 directory @dir */
+static int move_to_cgroup(const char *dir)
+{
+	char path[PATH_MAX + sizeof("/cgroup.procs")];
+	int fd, r;
+
+	snprintf(path, sizeof(path), "%s/cgroup.procs", dir);
+	fd = open(path, O_WRONLY);
+	if (fd < 0)
+		return -errno;
+	r = write(fd, "0", 1) == 1 ? 0 : -errno;
+	close(fd);
+	return r;
+}
+
 /* the child: change identity, move into the cgroup, send from a thread */
 static int sender_child(const char *bus_path, struct sender_truth *t,
 			const char *cg_dir, const char *cg_mnt)
 {
 	static const gid_t groups[] = { 3000, 1000, 2000 };
 	struct sender_args a = { .t = t };
-	char path[PATH_MAX];
 	pthread_t thread;
 	char *area;
-	int fd;
 
 	if (kdbus_hello(bus_path, 0, 0, KDBUS_DEFAULT_POOL, &a.s) < 0) {
 		truth_err(t, "hello");
@@ -365,13 +378,10 @@ static int sender_child(const char *bus_path, struct sender_truth *t,
 	}
 
 	if (cg_dir[0]) {
-		snprintf(path, sizeof(path), "%s/cgroup.procs", cg_dir);
-		fd = open(path, O_WRONLY);
-		if (fd < 0 || write(fd, "0", 1) != 1) {
+		if (move_to_cgroup(cg_dir) < 0) {
 			truth_err(t, "cgroup.procs");
 			return 1;
 		}
-		close(fd);
 		snprintf(t->cgroup_expected, sizeof(t->cgroup_expected), "%s",
 			 cg_dir + strlen(cg_mnt));
 	}
@@ -1147,6 +1157,71 @@ KDBUS_TEST(metadata, cmdline_truncated, 0)
 	ASSERT_EQ(it->str[CMDLINE_MAX - 1], 0);
 	ASSERT(area[CMDLINE_MAX - 1] != 0);
 	ASSERT_OK(kdbus_free(r, off));
+
+	kdbus_conn_free(r);
+	return TEST_OK;
+}
+
+/*
+ * A message's CGROUP is the sender's cgroup at SEND time, whether or not
+ * it is still the one of its HELLO (whose string a message shares while
+ * the cgroup is the same): sent from the HELLO's cgroup, from another,
+ * and from the hierarchy's root.
+ */
+KDBUS_TEST(metadata, cgroup_follows_sender, 0)
+{
+	char cg_dir[PATH_MAX], cg_mnt[PATH_MAX], start[PATH_MAX], *p;
+	const char *expect[3];
+	struct kdbus_conn *s, *r;
+	struct kdbus_msg *m;
+	uint64_t off;
+	int i, st;
+	pid_t pid;
+
+	if (read_file("/proc/self/cgroup", start, sizeof(start)) < 0 ||
+	    !(p = strstr(start, "0::"))) {
+		kdbus_test_skip_reason("no cgroup2 path in /proc/self/cgroup");
+		return TEST_SKIP;
+	}
+	memmove(start, p + 3, strlen(p + 3) + 1);
+	start[strcspn(start, "\n")] = 0;
+
+	make_cgroup(cg_dir, sizeof(cg_dir), cg_mnt, sizeof(cg_mnt));
+	if (!cg_dir[0]) {
+		drop_cgroup(cg_dir, cg_mnt);
+		kdbus_test_skip_reason("no cgroup2 directory to move into");
+		return TEST_SKIP;
+	}
+	expect[0] = start;
+	expect[1] = cg_dir + strlen(cg_mnt);
+	expect[2] = "/";
+
+	ASSERT_OK(kdbus_hello(env->bus_path, 0, ATTACH_ALL,
+			      KDBUS_DEFAULT_POOL, &r));
+	pid = fork();
+	ASSERT(pid >= 0);
+	if (pid == 0) {
+		if (kdbus_hello(env->bus_path, 0, 0, KDBUS_DEFAULT_POOL,
+				&s) < 0 ||
+		    kdbus_send(s, r->id, 1, 0, 0, 0, NULL, 0) < 0 ||
+		    move_to_cgroup(cg_dir) < 0 ||
+		    kdbus_send(s, r->id, 2, 0, 0, 0, NULL, 0) < 0 ||
+		    move_to_cgroup(cg_mnt) < 0 ||
+		    kdbus_send(s, r->id, 3, 0, 0, 0, NULL, 0) < 0)
+			_exit(1);
+		_exit(0);
+	}
+	ASSERT(waitpid(pid, &st, 0) == pid);
+	drop_cgroup(cg_dir, cg_mnt);
+	ASSERT(WIFEXITED(st) && WEXITSTATUS(st) == 0);
+
+	for (i = 0; i < 3; i++) {
+		ASSERT_OK(kdbus_recv_msg(r, 0, 0, &m, &off));
+		ASSERT_EQ(m->cookie, (uint64_t)i + 1);
+		RUN(item_str_eq(kdbus_msg_find(m, KDBUS_ITEM_CGROUP),
+				expect[i]));
+		ASSERT_OK(kdbus_free(r, off));
+	}
 
 	kdbus_conn_free(r);
 	return TEST_OK;
