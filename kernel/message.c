@@ -63,6 +63,7 @@
 #include <linux/poll.h>
 #include <linux/sched/clock.h>
 #include <linux/sched/signal.h>
+#include <linux/sched/stat.h>
 #include <linux/shmem_fs.h>
 #include <linux/slab.h>
 #include <linux/sizes.h>
@@ -1228,8 +1229,8 @@ void kdbus_staging_pull_detach(struct kdbus_queue_entry *entry)
  * (spinning while the owner runs, as mutexes do). The first part of the
  * wait spins: the caller's wake-up and the copy are short, and a replier
  * put to sleep would need a wake-up of its own, which under load costs
- * more than the copy saves. It yields to anything else that wants this
- * CPU, the caller included. The sender's pages stay pinned until its SEND
+ * more than the copy saves. It stops as soon as anything else could run
+ * on this CPU, the woken caller included. The sender's pages stay pinned until its SEND
  * returns: the caller gets the bytes of that SEND, never what the replier
  * writes after it.
  */
@@ -1244,7 +1245,8 @@ static void kdbus_staging_wait_pull(struct kdbus_staging *staging)
 		if (READ_ONCE(staging->pull_started) ||
 		    !READ_ONCE(staging->pull_entry))
 			return;
-		if (need_resched())
+		/* as KVM's halt polling: only while nothing else could run */
+		if (need_resched() || !single_task_running())
 			break;
 		cpu_relax();
 		waited = local_clock() - start;
