@@ -292,9 +292,9 @@ int kdbus_writer_init(struct kdbus_writer *w, char endian)
         if (!endian_valid(endian))
                 return -EINVAL;
         /* member by member: frame0 is initialised as the outermost frame */
-        w->data = NULL;
+        w->data = w->inline_data;
         w->size = 0;
-        w->allocated = 0;
+        w->allocated = sizeof(w->inline_data);
         w->swap = endian != KDBUS_NATIVE_ENDIAN;
         w->endian = endian;
         w->depth = 0;
@@ -306,7 +306,8 @@ int kdbus_writer_init(struct kdbus_writer *w, char endian)
 
 void kdbus_writer_deinit(struct kdbus_writer *w)
 {
-        free(w->data);
+        if (w->data != w->inline_data)
+                free(w->data);
         if (w->frames != &w->frame0)
                 free(w->frames);
         w->data = NULL;
@@ -356,7 +357,13 @@ static int writer_reserve(struct kdbus_writer *w, size_t n, uint8_t **p)
 
                 if (want < w->size + n)
                         want = w->size + n;
-                d = realloc(w->data, want);
+                if (w->data == w->inline_data) {
+                        d = malloc(want);
+                        if (d)
+                                memcpy(d, w->data, w->size);
+                } else {
+                        d = realloc(w->data, want);
+                }
                 if (!d)
                         return -ENOMEM;
                 w->data = d;
@@ -822,9 +829,12 @@ static int reader_get_string(struct kdbus_reader *r, char type, const char **out
         s = (const char *)r->data + r->pos;
         if (s[len] != 0)
                 return -EBADMSG;
-        /* the bytes do not change after validation: each string is checked once */
+        /*
+         * The bytes do not change after validation: each string is checked
+         * once. The UTF-8 check refuses a NUL itself (with the same errno).
+         */
         if (!r->validated) {
-                if (memchr(s, 0, len))
+                if (type != 's' && memchr(s, 0, len))
                         return -EILSEQ;
                 if (type == 's' && !kdbus_utf8_valid(s, len))
                         return -EILSEQ;
@@ -837,23 +847,15 @@ static int reader_get_string(struct kdbus_reader *r, char type, const char **out
         return 0;
 }
 
-int kdbus_reader_read_basic(struct kdbus_reader *r, char type, void *value)
+/* the basic value of @type that the signature has next: 1, or an error */
+static int reader_basic(struct kdbus_reader *r, char type, void *value)
 {
-        struct kdbus_reader_state saved;
-        const char *t, *s = NULL;
-        size_t tlen, len;
+        size_t saved_pos = r->pos;      /* reading a value moves only the position */
+        const char *s = NULL;
+        size_t len;
         uint32_t u32;
         int ret;
 
-        if (!kdbus_type_is_basic(type))
-                return -EINVAL;
-        ret = reader_next(r, &t, &tlen);
-        if (ret <= 0)
-                return ret;
-        if (tlen != 1 || t[0] != type)
-                return -ENXIO;
-
-        kdbus_reader_save(r, &saved);
         switch (type) {
         case 's':
         case 'o':
@@ -891,11 +893,27 @@ int kdbus_reader_read_basic(struct kdbus_reader *r, char type, void *value)
         }
         }
         if (ret < 0) {
-                kdbus_reader_restore(r, &saved);
+                r->pos = saved_pos;
                 return ret;
         }
         reader_advance(r, 1);
         return 1;
+}
+
+int kdbus_reader_read_basic(struct kdbus_reader *r, char type, void *value)
+{
+        const char *t;
+        size_t tlen;
+        int ret;
+
+        if (!kdbus_type_is_basic(type))
+                return -EINVAL;
+        ret = reader_next(r, &t, &tlen);
+        if (ret <= 0)
+                return ret;
+        if (tlen != 1 || t[0] != type)
+                return -ENXIO;
+        return reader_basic(r, type, value);
 }
 
 /* contents signature of the container type t (not for variants) */
@@ -1077,7 +1095,7 @@ static int reader_skip_one(struct kdbus_reader *r)
                         const char *s;
                 } buf;
 
-                return kdbus_reader_read_basic(r, type, &buf);
+                return reader_basic(r, type, &buf);     /* reader_next() found it */
         }
         if (type == 'a' && tlen == 2)
                 elem = t[1];

@@ -62,8 +62,11 @@ struct kdbus_frame {
         unsigned int n_structs; /* structs and dict entries enclosing them */
 };
 
+/* a small body is written into the writer itself (no allocation) */
+#define KDBUS_WRITER_INLINE_SIZE 128
+
 struct kdbus_writer {
-        uint8_t *data;
+        uint8_t *data;          /* inline_data until it outgrows it */
         size_t size;
         size_t allocated;
         bool swap;              /* byte order differs from the host's */
@@ -72,6 +75,7 @@ struct kdbus_writer {
         struct kdbus_frame *frames; /* frame0 until a container is opened */
         unsigned int n_frames;  /* allocated */
         struct kdbus_frame frame0; /* no allocation for a flat body; never copy a writer */
+        uint8_t inline_data[KDBUS_WRITER_INLINE_SIZE];
 };
 
 int kdbus_writer_init(struct kdbus_writer *w, char endian);

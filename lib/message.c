@@ -58,6 +58,7 @@ struct kdbus_message {
         struct message_fields fields;
 
         char *strings;                  /* the constructor's fields (message_set_strings()) */
+        bool strings_owned;             /* strings is an allocation, not strings_inline */
         int *fds;                       /* owned, in index order */
         size_t n_fds;
 
@@ -86,10 +87,21 @@ struct kdbus_message {
          * malloc's per-thread cache with each one's first frame inside).
          */
         union {
-                struct kdbus_writer body;       /* has_writer */
+                struct {
+                        struct kdbus_writer body;       /* has_writer */
+                        /*
+                         * The constructor's strings when they fit: sealing
+                         * points every field into m->data before the
+                         * reader takes this memory.
+                         */
+                        char strings_inline[128];
+                };
                 struct kdbus_reader reader;     /* has_reader */
         };
 };
+
+/* glibc's per-thread cache serves chunks up to 1032 bytes: a message is one */
+_Static_assert(sizeof(struct kdbus_message) <= 1024, "a message object outgrows malloc's tcache");
 
 static char field_type(uint8_t code)
 {
@@ -209,12 +221,17 @@ static int fields_copy(struct message_fields *dst, const struct message_fields *
         return 0;
 }
 
-/* once sealed the body is in m->data; the writer's memory becomes the reader's */
+/*
+ * Once sealed the body and the fields are in m->data; the memory of the
+ * writer and of the inline strings becomes the reader's.
+ */
 static void message_drop_writer(struct kdbus_message *m)
 {
         if (m->has_writer)
                 kdbus_writer_deinit(&m->body);
         m->has_writer = false;
+        if (!m->strings_owned)
+                m->strings = NULL;
 }
 
 static void close_fds(int *fds, size_t n)
@@ -268,9 +285,14 @@ static int message_set_strings(struct kdbus_message *m, const uint8_t *codes,
 
         for (i = 0; i < n; ++i)
                 total += values[i] ? lens[i] + 1 : 0;
-        p = malloc(total ? total : 1);
-        if (!p)
-                return -ENOMEM;
+        if (m->has_writer && total <= sizeof(m->strings_inline)) {
+                p = m->strings_inline;
+        } else {
+                p = malloc(total ? total : 1);
+                if (!p)
+                        return -ENOMEM;
+                m->strings_owned = true;
+        }
         m->strings = p;
         for (i = 0; i < n; ++i) {
                 if (!values[i])
@@ -294,7 +316,8 @@ struct kdbus_message *kdbus_message_unref(struct kdbus_message *m)
         if (!m || --m->n_ref > 0)
                 return NULL;
         fields_free(&m->fields);
-        free(m->strings);
+        if (m->strings_owned)
+                free(m->strings);
         close_fds(m->fds, m->n_fds);
         free(m->fds);
         message_drop_writer(m);
@@ -550,8 +573,13 @@ static int message_new_reply(struct kdbus_message **ret, const struct kdbus_mess
                 return r;
         /* replies expect no reply themselves (libdbus and sd-bus agree) */
         m->flags = KDBUS_MESSAGE_NO_REPLY_EXPECTED;
-        r = field_set_string(&m->fields, KDBUS_FIELD_DESTINATION,
-                             call->fields.strings[KDBUS_FIELD_SENDER]);
+        {
+                static const uint8_t codes[] = { KDBUS_FIELD_DESTINATION };
+                const char *values[] = { call->fields.strings[KDBUS_FIELD_SENDER] };
+                size_t lens[] = { values[0] ? strlen(values[0]) : 0 };
+
+                r = message_set_strings(m, codes, values, lens, 1);
+        }
         if (r < 0)
                 return r;
         m->fields.reply_serial = call->serial;
@@ -860,9 +888,10 @@ static bool field_value_ok(uint8_t code, const char *s, size_t len, uint32_t u)
 {
         switch (code) {
         case KDBUS_FIELD_PATH:
-                return strcmp(s, LOCAL_PATH) != 0;
+                return !(len == strlen(LOCAL_PATH) && !memcmp(s, LOCAL_PATH, len));
         case KDBUS_FIELD_INTERFACE:
-                return kdbus_interface_name_valid_len(s, len) && strcmp(s, LOCAL_INTERFACE) != 0;
+                return kdbus_interface_name_valid_len(s, len) &&
+                       !(len == strlen(LOCAL_INTERFACE) && !memcmp(s, LOCAL_INTERFACE, len));
         case KDBUS_FIELD_MEMBER:
                 return kdbus_member_name_valid_len(s, len);
         case KDBUS_FIELD_ERROR_NAME:

@@ -651,6 +651,56 @@ static void test_name_fields(void)
                bad);
 }
 
+/*
+ * A constructor's strings and a small body live inside the message object
+ * until sealing; long ones are allocated. Both kinds must read back the
+ * same before sealing, after sealing and after a parse of the bytes.
+ */
+static void test_inline_storage(void)
+{
+        char iface[200], text[300];
+        unsigned int bad = 0;
+
+        memset(iface, 'a', sizeof(iface));
+        iface[1] = '.';
+        iface[sizeof(iface) - 1] = 0;
+        memset(text, 'x', sizeof(text));
+        text[sizeof(text) - 1] = 0;
+        for (int big = 0; big < 2; ++big) {
+                const char *in = big ? iface : "org.example.I", *body = big ? text : "hi";
+                _cleanup_msg_ struct kdbus_message *m = NULL, *p = NULL, *r = NULL;
+                const void *data;
+                const char *s = NULL;
+                size_t n;
+
+                bad += kdbus_message_new_method_call(&m, "org.example.D", "/p", in, "M") != 0;
+                if (!m)
+                        continue;
+                bad += kdbus_message_append(m, "ss", body, body) != 0;
+                bad += !streq(kdbus_message_get_interface(m), in) ||
+                       !streq(kdbus_message_get_destination(m), "org.example.D");
+                bad += kdbus_message_seal(m, 3, ":1.7") != 0;
+                bad += !streq(kdbus_message_get_interface(m), in) ||
+                       !streq(kdbus_message_get_path(m), "/p") ||
+                       !streq(kdbus_message_get_member(m), "M");
+                bad += kdbus_message_read(m, "s", &s) != 0 || !streq(s, body);
+                bad += kdbus_message_get_data(m, &data, &n) != 0 ||
+                       kdbus_message_parse(&p, data, n) != 0;
+                if (!p)
+                        continue;
+                bad += !streq(kdbus_message_get_interface(p), in) ||
+                       !streq(kdbus_message_get_sender(p), ":1.7");
+                bad += kdbus_message_new_method_return(&r, p) != 0;
+                if (!r)
+                        continue;
+                bad += kdbus_message_append(r, "s", body) != 0 || kdbus_message_seal(r, 4, NULL) != 0;
+                bad += !streq(kdbus_message_get_destination(r), ":1.7") ||
+                       kdbus_message_read(r, "s", &s) != 0 || !streq(s, body);
+        }
+        tap_ok(bad == 0, "api: strings and bodies inside the message object or allocated read back the same (%u wrong)",
+               bad);
+}
+
 static void test_fds(void)
 {
         _cleanup_msg_ struct kdbus_message *m = NULL, *p = NULL;
@@ -686,12 +736,13 @@ static void test_fds(void)
 
 int main(void)
 {
-        tap_plan(37);
+        tap_plan(38);
         test_vectors();
         test_round_trip();
         test_api_errors();
         test_malformed();
         test_name_fields();
+        test_inline_storage();
         test_fds();
         return tap_done();
 }
