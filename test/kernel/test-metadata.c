@@ -363,6 +363,21 @@ static int move_to_cgroup(const char *dir)
 	return r;
 }
 
+/*
+ * Fork a child with a connection of its own in *@s (default masks): 0 in
+ * the child, the child's pid in the parent. A child that cannot connect
+ * exits with 1.
+ */
+static pid_t fork_sender(const char *bus_path, struct kdbus_conn **s)
+{
+	pid_t pid = fork();
+
+	if (pid == 0 &&
+	    kdbus_hello(bus_path, 0, 0, KDBUS_DEFAULT_POOL, s) < 0)
+		_exit(1);
+	return pid;
+}
+
 /* the child: change identity, move into the cgroup, send from a thread */
 static int sender_child(const char *bus_path, struct sender_truth *t,
 			const char *cg_dir, const char *cg_mnt)
@@ -1136,12 +1151,10 @@ KDBUS_TEST(metadata, cmdline_truncated, 0)
 
 	ASSERT_OK(kdbus_hello(env->bus_path, 0, ATTACH_ALL,
 			      KDBUS_DEFAULT_POOL, &r));
-	pid = fork();
+	pid = fork_sender(env->bus_path, &s);
 	ASSERT(pid >= 0);
 	if (pid == 0) {
-		if (kdbus_hello(env->bus_path, 0, 0, KDBUS_DEFAULT_POOL,
-				&s) < 0 ||
-		    set_cmdline_area(area, sizeof(area)) < 0 ||
+		if (set_cmdline_area(area, sizeof(area)) < 0 ||
 		    kdbus_send(s, r->id, 1, 0, 0, 0, NULL, 0) < 0)
 			_exit(1);
 		_exit(0);
@@ -1198,12 +1211,10 @@ KDBUS_TEST(metadata, cgroup_follows_sender, 0)
 
 	ASSERT_OK(kdbus_hello(env->bus_path, 0, ATTACH_ALL,
 			      KDBUS_DEFAULT_POOL, &r));
-	pid = fork();
+	pid = fork_sender(env->bus_path, &s);
 	ASSERT(pid >= 0);
 	if (pid == 0) {
-		if (kdbus_hello(env->bus_path, 0, 0, KDBUS_DEFAULT_POOL,
-				&s) < 0 ||
-		    kdbus_send(s, r->id, 1, 0, 0, 0, NULL, 0) < 0 ||
+		if (kdbus_send(s, r->id, 1, 0, 0, 0, NULL, 0) < 0 ||
 		    move_to_cgroup(cg_dir) < 0 ||
 		    kdbus_send(s, r->id, 2, 0, 0, 0, NULL, 0) < 0 ||
 		    move_to_cgroup(cg_mnt) < 0 ||
