@@ -15,6 +15,7 @@
 
 #include "bus.h"
 #include "match-rule.h"
+#include "message-internal.h"
 
 #define ALIGN8(x)               (((x) + 7) & ~(uint64_t)7)
 #define ITEM_HEADER_SIZE        16
@@ -90,6 +91,9 @@ struct kdbus_bus {
         uint64_t bus_flags;
         uint64_t bloom_size;
         uint64_t bloom_n_hash;
+
+        /* names checked before: compared, not checked again */
+        struct message_name_cache names_checked;
 
         uint32_t serial;
         uint64_t match_cookie;

@@ -35,7 +35,6 @@
 
 
 #include "bus-internal.h"
-#include "message-internal.h"
 
 /* a message or notification taken from the pool */
 struct incoming {
@@ -1897,11 +1896,11 @@ static int bus_take_slice(struct kdbus_bus *bus, uint64_t offset, uint64_t slice
                 if (r < 0 && fd >= 0)
                         close(fd);
         } else if (n_parts == 1) {
-                r = kdbus_message_parse(&in->m, parts[0].ptr, parts[0].size);
+                r = message_parse_cached(&in->m, parts[0].ptr, parts[0].size, &bus->names_checked);
         } else {
                 r = reassemble(parts, n_parts, &bytes, &n_bytes);
                 if (r >= 0)
-                        r = kdbus_message_parse(&in->m, bytes, n_bytes);
+                        r = message_parse_cached(&in->m, bytes, n_bytes, &bus->names_checked);
         }
         if (r < 0)
                 goto out;
@@ -2727,7 +2726,8 @@ int kdbus_bus_call_method(struct kdbus_bus *bus, const char *destination, const 
         va_list ap;
         int r;
 
-        r = kdbus_message_new_method_call(&m, destination, path, interface, member);
+        r = message_new_method_call_cached(&m, destination, path, interface, member,
+                                           &bus->names_checked);
         if (r < 0)
                 return kdbus_error_set_errno(error, r);
         if (types && *types) {

@@ -6,9 +6,32 @@
  * for values it made itself. Not installed.
  */
 
+#include <stddef.h>
 #include <stdint.h>
 
 #include "message.h"
+
+/*
+ * The last well-known bus name and the last interface name that passed
+ * their checks, kept by the caller (a connection): a name with the same
+ * bytes is compared instead of checked again. A length of 0 means none.
+ * Only well-known bus names are kept; unique ones are short to check.
+ */
+struct message_name_cache {
+        size_t bus_name_len;
+        size_t interface_len;
+        char bus_name[256];
+        char interface[256];    /* never org.freedesktop.DBus.Local */
+};
+
+/* kdbus_message_parse() with @cache for the destination, sender and interface */
+int message_parse_cached(struct kdbus_message **ret, const void *data, size_t size,
+                         struct message_name_cache *cache);
+
+/* kdbus_message_new_method_call() with @cache for the destination and interface */
+int message_new_method_call_cached(struct kdbus_message **ret, const char *destination,
+                                   const char *path, const char *interface, const char *member,
+                                   struct message_name_cache *cache);
 
 /*
  * kdbus_message_seal() with @sender the connection's own unique name

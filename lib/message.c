@@ -485,10 +485,54 @@ static int message_commit_fields(struct kdbus_message *m, struct message_fields 
         return 0;
 }
 
+/* ---- names checked before (message-internal.h) ---- */
+
+/*
+ * A bus name of @len bytes (maybe with a NUL inside, which fails the
+ * check): compared with the cache's (which may be NULL), else checked and,
+ * when well-known and valid, remembered.
+ */
+static bool bus_name_ok(const char *s, size_t len, struct message_name_cache *c)
+{
+        if (c && len && len == c->bus_name_len && !memcmp(s, c->bus_name, len))
+                return true;
+        if (!kdbus_bus_name_valid_len(s, len))
+                return false;
+        if (c && s[0] != ':') {
+                memcpy(c->bus_name, s, len);    /* valid: at most 255 bytes */
+                c->bus_name[len] = 0;
+                c->bus_name_len = len;
+        }
+        return true;
+}
+
+/* the same for an interface name, which must not be the reserved Local one */
+static bool interface_ok(const char *s, size_t len, struct message_name_cache *c)
+{
+        if (c && len && len == c->interface_len && !memcmp(s, c->interface, len))
+                return true;
+        if (!kdbus_interface_name_valid_len(s, len) ||
+            (len == strlen(LOCAL_INTERFACE) && !memcmp(s, LOCAL_INTERFACE, len)))
+                return false;
+        if (c) {
+                memcpy(c->interface, s, len);
+                c->interface[len] = 0;
+                c->interface_len = len;
+        }
+        return true;
+}
+
 /* ---- construction ---- */
 
 int kdbus_message_new_method_call(struct kdbus_message **ret, const char *destination,
                                   const char *path, const char *interface, const char *member)
+{
+        return message_new_method_call_cached(ret, destination, path, interface, member, NULL);
+}
+
+int message_new_method_call_cached(struct kdbus_message **ret, const char *destination,
+                                   const char *path, const char *interface, const char *member,
+                                   struct message_name_cache *cache)
 {
         static const uint8_t codes[] = { KDBUS_FIELD_PATH, KDBUS_FIELD_DESTINATION,
                                          KDBUS_FIELD_INTERFACE, KDBUS_FIELD_MEMBER };
@@ -504,11 +548,11 @@ int kdbus_message_new_method_call(struct kdbus_message **ret, const char *destin
                 lens[i] = values[i] ? strlen(values[i]) : 0;
         if (!kdbus_object_path_valid(path, lens[0]) || !kdbus_member_name_valid_len(member, lens[3]))
                 return -EINVAL;
-        if (interface && !kdbus_interface_name_valid_len(interface, lens[2]))
+        if (interface && !interface_ok(interface, lens[2], cache))
+                return -EINVAL;         /* also the reserved Local interface */
+        if (destination && !bus_name_ok(destination, lens[1], cache))
                 return -EINVAL;
-        if (destination && !kdbus_bus_name_valid_len(destination, lens[1]))
-                return -EINVAL;
-        if (!strcmp(path, LOCAL_PATH) || (interface && !strcmp(interface, LOCAL_INTERFACE)))
+        if (!strcmp(path, LOCAL_PATH))
                 return -EINVAL;
 
         r = message_new(&m, KDBUS_MESSAGE_METHOD_CALL, KDBUS_LITTLE_ENDIAN, true);
@@ -883,22 +927,23 @@ int kdbus_message_peek_size(const void *data, size_t size, size_t *total)
  * The checks of a known header field's value beyond its D-Bus type; @len
  * is the length of a string value. Every string ('s') field is a name,
  * and a name is ASCII without NUL: its check is stricter than UTF-8's.
+ * @cache (may be NULL) holds names that passed before.
  */
-static bool field_value_ok(uint8_t code, const char *s, size_t len, uint32_t u)
+static bool field_value_ok(uint8_t code, const char *s, size_t len, uint32_t u,
+                           struct message_name_cache *cache)
 {
         switch (code) {
         case KDBUS_FIELD_PATH:
                 return !(len == strlen(LOCAL_PATH) && !memcmp(s, LOCAL_PATH, len));
         case KDBUS_FIELD_INTERFACE:
-                return kdbus_interface_name_valid_len(s, len) &&
-                       !(len == strlen(LOCAL_INTERFACE) && !memcmp(s, LOCAL_INTERFACE, len));
+                return interface_ok(s, len, cache);
         case KDBUS_FIELD_MEMBER:
                 return kdbus_member_name_valid_len(s, len);
         case KDBUS_FIELD_ERROR_NAME:
                 return kdbus_interface_name_valid_len(s, len);
         case KDBUS_FIELD_DESTINATION:
         case KDBUS_FIELD_SENDER:
-                return kdbus_bus_name_valid_len(s, len);
+                return bus_name_ok(s, len, cache);
         case KDBUS_FIELD_REPLY_SERIAL:
                 return u != 0;
         default: /* UNIX_FDS; SIGNATURE: checked with its type */
@@ -937,7 +982,7 @@ static int parse_field(struct kdbus_message *m, struct kdbus_reader *r, uint8_t 
         if (ret < 0)
                 return ret;
 
-        ok = field_value_ok(code, s, s ? strlen(s) : 0, u);
+        ok = field_value_ok(code, s, s ? strlen(s) : 0, u, NULL);
         if (code == KDBUS_FIELD_REPLY_SERIAL)
                 f->reply_serial = u;
         else if (code == KDBUS_FIELD_UNIX_FDS)
@@ -991,7 +1036,7 @@ static int parse_header(struct kdbus_message *m, const uint8_t *data, size_t hea
  * point into it.
  */
 static int parse_header_fast(struct kdbus_message *m, const uint8_t *data, size_t header_end,
-                             bool borrow)
+                             bool borrow, struct message_name_cache *cache)
 {
         struct message_fields *f = &m->fields;
         size_t pos = KDBUS_MESSAGE_HEADER_SIZE;
@@ -1043,7 +1088,7 @@ static int parse_header_fast(struct kdbus_message *m, const uint8_t *data, size_
                                 goto slow;
                         pos += (size_t)len + 1;
                 }
-                if (!field_value_ok(code, s, len, u))
+                if (!field_value_ok(code, s, len, u, cache))
                         goto slow;
                 if (type == 'u') {
                         if (code == KDBUS_FIELD_REPLY_SERIAL)
@@ -1089,12 +1134,13 @@ static bool required_fields_present(const struct kdbus_message *m)
  * unusual), zero padding up to the body and the fields the type requires.
  */
 static int parse_header_checked(struct kdbus_message *m, const uint8_t *p, size_t header_end,
-                                size_t body_offset, bool borrow, bool *canonical)
+                                size_t body_offset, bool borrow, bool *canonical,
+                                struct message_name_cache *cache)
 {
         size_t i;
         int r;
 
-        r = parse_header_fast(m, p, header_end, borrow);
+        r = parse_header_fast(m, p, header_end, borrow, cache);
         if (canonical)
                 *canonical = r > 0;
         if (r == 0)
@@ -1127,6 +1173,12 @@ static int message_new_received(struct kdbus_message **ret, const uint8_t *p)
 
 int kdbus_message_parse(struct kdbus_message **ret, const void *data, size_t size)
 {
+        return message_parse_cached(ret, data, size, NULL);
+}
+
+int message_parse_cached(struct kdbus_message **ret, const void *data, size_t size,
+                         struct message_name_cache *cache)
+{
         _cleanup_message_ struct kdbus_message *m = NULL;
         const uint8_t *p = data;
         size_t total, header_end, body_offset;
@@ -1158,7 +1210,7 @@ int kdbus_message_parse(struct kdbus_message **ret, const void *data, size_t siz
         memcpy(m->data, p, size);
         m->size = size;
         m->body_offset = body_offset;
-        r = parse_header_checked(m, m->data, header_end, body_offset, true, &canonical);
+        r = parse_header_checked(m, m->data, header_end, body_offset, true, &canonical, cache);
         if (r < 0)
                 return r;
 
@@ -1887,7 +1939,7 @@ int kdbus_message_parse_external(struct kdbus_message **ret, const void *header,
         r = message_new_received(&m, p);
         if (r < 0)
                 return r;
-        r = parse_header_checked(m, p, header_end, body_offset, false, NULL);
+        r = parse_header_checked(m, p, header_end, body_offset, false, NULL, NULL);
         if (r < 0)
                 return r;
 

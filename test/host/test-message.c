@@ -18,6 +18,7 @@
 #include <unistd.h>
 
 #include "marshal.h"
+#include "message-internal.h"
 #include "message.h"
 #include "tap.h"
 
@@ -701,6 +702,79 @@ static void test_inline_storage(void)
                bad);
 }
 
+/*
+ * The per-connection cache of names that passed their checks
+ * (message_parse_cached(), message_new_method_call_cached()): only the
+ * exact bytes of a kept name are taken on trust, bus names and interface
+ * names are kept apart, unique names are not kept, and the reserved Local
+ * interface never passes.
+ */
+static void test_name_cache(void)
+{
+        static const struct raw_field dest_ok[] = {
+                F_PATH("/a"), F_MEMBER("M"), { KDBUS_FIELD_DESTINATION, 's', "org.a.b", 0 },
+        };
+        static const struct raw_field dest_unique[] = {
+                F_PATH("/a"), F_MEMBER("M"), { KDBUS_FIELD_DESTINATION, 's', ":1.5", 0 },
+        };
+        static const struct raw_field iface_dash[] = { F_PATH("/a"), F_IFACE("a.b-c"), F_MEMBER("M") };
+        static const struct raw_field iface_local[] = {
+                F_PATH("/a"), F_IFACE("org.freedesktop.DBus.Local"), F_MEMBER("M"),
+        };
+        static const char *const near[] = { "x..yz", "x..Y", "x..", "x.y" };
+        struct message_name_cache cache = { 0 };
+        struct kdbus_message *m = NULL;
+        unsigned int bad = 0;
+        uint8_t buf[512];
+        size_t n;
+
+        n = raw_message(buf, sizeof(buf), 1, 5, dest_ok, 3, NULL, 0);
+        bad += message_parse_cached(&m, buf, n, &cache) != 0;
+        m = kdbus_message_unref(m);
+        bad += cache.bus_name_len != 7 || strcmp(cache.bus_name, "org.a.b") != 0;
+        n = raw_message(buf, sizeof(buf), 1, 5, dest_unique, 3, NULL, 0);
+        bad += message_parse_cached(&m, buf, n, &cache) != 0;
+        m = kdbus_message_unref(m);
+        bad += strcmp(cache.bus_name, "org.a.b") != 0;          /* unique: not kept */
+
+        /* a bus name kept is no interface name */
+        strcpy(cache.bus_name, "a.b-c");
+        cache.bus_name_len = 5;
+        n = raw_message(buf, sizeof(buf), 1, 5, iface_dash, 3, NULL, 0);
+        bad += message_parse_cached(&m, buf, n, &cache) != -EBADMSG;
+        n = raw_message(buf, sizeof(buf), 1, 5, iface_local, 3, NULL, 0);
+        bad += message_parse_cached(&m, buf, n, &cache) != -EBADMSG;
+
+        /* exact bytes only: an entry (here an invalid one) grants nothing to its neighbours */
+        strcpy(cache.bus_name, "x..y");
+        cache.bus_name_len = 4;
+        for (size_t i = 0; i < 4; ++i) {
+                struct raw_field f[3] = {
+                        F_PATH("/a"), F_MEMBER("M"), { KDBUS_FIELD_DESTINATION, 's', near[i], 0 },
+                };
+
+                n = raw_message(buf, sizeof(buf), 1, 5, f, 3, NULL, 0);
+                bad += message_parse_cached(&m, buf, n, &cache) != (i == 3 ? 0 : -EBADMSG);
+                m = kdbus_message_unref(m);
+        }
+        bad += strcmp(cache.bus_name, "x.y") != 0;
+
+        /* construction: the same rules, and what passed is kept */
+        bad += message_new_method_call_cached(&m, "org.c.d", "/p", "org.e.F", "M", &cache) != 0;
+        m = kdbus_message_unref(m);
+        bad += strcmp(cache.bus_name, "org.c.d") != 0 || strcmp(cache.interface, "org.e.F") != 0;
+        bad += message_new_method_call_cached(&m, "org.c.d", "/p", "org.e.F", "M", &cache) != 0;
+        m = kdbus_message_unref(m);
+        bad += message_new_method_call_cached(&m, "org..d", "/p", "org.e.F", "M", &cache) != -EINVAL;
+        bad += message_new_method_call_cached(&m, "org.c.d", "/p", "org.e.F.", "M", &cache) != -EINVAL;
+        bad += message_new_method_call_cached(&m, "org.c.d", "/p", "org.freedesktop.DBus.Local",
+                                              "M", &cache) != -EINVAL;
+        bad += message_new_method_call_cached(&m, "org.c.d", "/p", "org.e.F", "1M", &cache) != -EINVAL;
+        bad += strcmp(cache.interface, "org.e.F") != 0;
+        tap_ok(bad == 0, "names: a connection's cache of checked names trusts exact bytes only (%u wrong)",
+               bad);
+}
+
 static void test_fds(void)
 {
         _cleanup_msg_ struct kdbus_message *m = NULL, *p = NULL;
@@ -736,13 +810,14 @@ static void test_fds(void)
 
 int main(void)
 {
-        tap_plan(38);
+        tap_plan(39);
         test_vectors();
         test_round_trip();
         test_api_errors();
         test_malformed();
         test_name_fields();
         test_inline_storage();
+        test_name_cache();
         test_fds();
         return tap_done();
 }
