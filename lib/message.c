@@ -40,6 +40,7 @@
 
 struct message_fields {
         char *strings[_KDBUS_FIELD_MAX + 1];    /* string-typed fields, by code */
+        uint32_t lens[_KDBUS_FIELD_MAX + 1];    /* their lengths: sealing measures none */
         uint16_t borrowed;      /* bit per code: the string is not the field's own */
         uint32_t reply_serial;
         uint32_t unix_fds;
@@ -156,15 +157,21 @@ static void field_drop_string(struct message_fields *f, uint8_t code)
 /* set (copying value) or, with NULL, remove a string field */
 static int field_set_string(struct message_fields *f, uint8_t code, const char *value)
 {
+        size_t len = 0;
         char *s = NULL;
 
         if (value) {
-                s = strdup(value);
+                len = strlen(value);
+                if (len > UINT32_MAX)
+                        return -EMSGSIZE;
+                s = malloc(len + 1);
                 if (!s)
                         return -ENOMEM;
+                memcpy(s, value, len + 1);
         }
         field_drop_string(f, code);
         f->strings[code] = s;
+        f->lens[code] = (uint32_t)len;
         if (s)
                 field_add(f, code);
         else
@@ -178,10 +185,12 @@ static int field_set_string(struct message_fields *f, uint8_t code, const char *
  * in the caller's. Whatever replaces the bytes replaces the fields first
  * (fields_copy(), message_build()).
  */
-static void field_borrow_string(struct message_fields *f, uint8_t code, const char *value)
+static void field_borrow_string(struct message_fields *f, uint8_t code, const char *value,
+                                size_t len)
 {
         field_drop_string(f, code);
         f->strings[code] = (char *)value;
+        f->lens[code] = (uint32_t)len;
         f->borrowed |= 1U << code;
         field_add(f, code);
 }
@@ -298,7 +307,7 @@ static int message_set_strings(struct kdbus_message *m, const uint8_t *codes,
                 if (!values[i])
                         continue;
                 memcpy(p, values[i], lens[i] + 1);
-                field_borrow_string(&m->fields, codes[i], p);
+                field_borrow_string(&m->fields, codes[i], p, lens[i]);
                 p += lens[i] + 1;
         }
         return 0;
@@ -395,7 +404,7 @@ static int message_build(struct kdbus_message *m, const void *body, size_t body_
         for (i = 0; i < f->n_order; ++i) {
                 uint8_t code = f->order[i];
 
-                lens[i] = field_type(code) == 'u' ? 0 : strlen(f->strings[code]);
+                lens[i] = field_type(code) == 'u' ? 0 : f->lens[code];
                 pos = field_end(code, lens[i], (pos + 7) & ~(size_t)7);
         }
         array_len = pos - KDBUS_MESSAGE_HEADER_SIZE;
@@ -826,6 +835,7 @@ static int message_seal(struct kdbus_message *m, uint32_t serial, const char *se
          */
         sig = kdbus_writer_signature(&m->body);
         m->fields.strings[KDBUS_FIELD_SIGNATURE] = *sig ? (char *)sig : NULL;
+        m->fields.lens[KDBUS_FIELD_SIGNATURE] = (uint32_t)m->body.frames[0].sig_len; /* sig's */
         if (*sig) {
                 m->fields.borrowed |= sig_bit;
                 field_add(&m->fields, KDBUS_FIELD_SIGNATURE);
@@ -840,6 +850,7 @@ static int message_seal(struct kdbus_message *m, uint32_t serial, const char *se
                 field_remove(&m->fields, KDBUS_FIELD_UNIX_FDS);
         if (sender) {
                 m->fields.strings[KDBUS_FIELD_SENDER] = (char *)sender;
+                m->fields.lens[KDBUS_FIELD_SENDER] = (uint32_t)strlen(sender); /* a name: <= 255 */
                 m->fields.borrowed |= sender_bit;
                 field_add(&m->fields, KDBUS_FIELD_SENDER);
         }
@@ -1097,7 +1108,7 @@ static int parse_header_fast(struct kdbus_message *m, const uint8_t *data, size_
                                 f->unix_fds = u;
                         field_add(f, code);
                 } else if (borrow) {
-                        field_borrow_string(f, code, s);
+                        field_borrow_string(f, code, s, len);
                 } else if (field_set_string(f, code, s) < 0) {
                         return -ENOMEM;
                 }
