@@ -13,8 +13,8 @@
  *    the two under the receiver's conn->lock, which the sender takes
  *    (alone) before its SEND returns to copy what was not pulled; the
  *    staging object lives until then, so a linked entry never points to
- *    a freed one. The sender of an answer first sleeps in
- *    staging->pull_wait (bounded) for the caller to pull it.
+ *    a freed one. The sender of an answer first spins (bounded) until
+ *    the caller has started to pull it.
  *  - Delivering into a receiver takes the receiver's conn->lock (it
  *    protects the receive queue, its quotas and the pool's accounted
  *    share) and, when a reply record is created or consumed, the
@@ -108,14 +108,12 @@
 
 /*
  * How long the sender of an answer that its caller pulls waits for the
- * caller to take it: a fixed part for the caller's wake-up plus about
- * what copying the payload across CPUs costs the sender itself (1 ns per
- * byte, above what the test VM needs), capped.
+ * caller to start: a fixed part for the caller's wake-up plus about what
+ * copying the payload across CPUs costs the sender itself (1 ns per byte,
+ * above what the test VM needs), capped (kdbus_staging_wait_pull()).
  */
 #define KDBUS_PULL_WAIT_BASE_NS	(50 * NSEC_PER_USEC)
-#define KDBUS_PULL_WAIT_MAX_NS	(2 * NSEC_PER_MSEC)
-/* of that wait, the part spent spinning (kdbus_staging_wait_pull()) */
-#define KDBUS_PULL_SPIN_MAX_NS	(100 * NSEC_PER_USEC)
+#define KDBUS_PULL_WAIT_MAX_NS	(100 * NSEC_PER_USEC)
 
 /* zero bytes for padding; padding is never longer than 7 bytes */
 static const u8 kdbus_zeros[8];
@@ -1185,12 +1183,8 @@ int kdbus_queue_entry_pull(struct kdbus_queue_entry *entry)
 		return 0;
 
 	n = entry->pull->n_payload;
-	if (entry->pull->pull_waits) {
-		/* the sender waits for this: it can block on our lock now */
-		WRITE_ONCE(entry->pull->pull_started, true);
-		if (wq_has_sleeper(&entry->pull->pull_wait))
-			wake_up(&entry->pull->pull_wait);
-	}
+	/* a sender that waits for this may block on our lock from now on */
+	WRITE_ONCE(entry->pull->pull_started, true);
 	ret = kdbus_staging_copy_pending(entry);
 	if (ret == 0)
 		kdbus_stats_add(KDBUS_STAT_PULLED_USER, n);
@@ -1201,8 +1195,8 @@ int kdbus_queue_entry_pull(struct kdbus_queue_entry *entry)
  * kdbus_staging_pull_detach() - end the link of a pulling entry
  * @entry:	queue entry whose payload was pulled or will never be
  *
- * Unlinks @entry and the sender's staging object and wakes the sender if
- * it waits for that (an answer whose caller pulls it).
+ * Unlinks @entry and the sender's staging object; the sender frees the
+ * staging object only after taking entry->conn->lock.
  *
  * Context: entry->conn->lock must be held.
  */
@@ -1214,50 +1208,40 @@ void kdbus_staging_pull_detach(struct kdbus_queue_entry *entry)
 
 	WRITE_ONCE(staging->pull_entry, NULL);
 	entry->pull = NULL;
-	/* the sender frees @staging only after taking entry->conn->lock */
-	if (staging->pull_waits && wq_has_sleeper(&staging->pull_wait))
-		wake_up(&staging->pull_wait);
 }
 
 /*
  * The sender of an answer whose caller pulls it (kdbus_msg_sync_attach())
- * gives the woken caller the time of about one copy to start taking it,
- * then copies what is left itself (kdbus_staging_free()). So a caller that
- * is not scheduled soon costs its replier at most that wait on top of the
- * copy it would have made anyway; a caller that has started copying holds
- * its own conn->lock, on which kdbus_staging_pull_finish() then waits
- * (spinning while the owner runs, as mutexes do). The first part of the
- * wait spins: the caller's wake-up and the copy are short, and a replier
- * put to sleep would need a wake-up of its own, which under load costs
- * more than the copy saves. It stops as soon as anything else could run
- * on this CPU, the woken caller included. The sender's pages stay pinned until its SEND
- * returns: the caller gets the bytes of that SEND, never what the replier
- * writes after it.
+ * gives the woken caller a moment to start taking it: 50 us plus 1 ns per
+ * byte, at most 100 us. A caller that has started holds its own
+ * conn->lock until it is done, and kdbus_staging_pull_finish() then waits
+ * on that lock (spinning while the owner runs, as mutexes do); if the
+ * caller has not started in time, the sender copies the payload itself,
+ * as it did before answers were pulled. So a caller that is not scheduled
+ * soon costs its replier at most that moment per large answer.
+ *
+ * The wait spins: the caller's wake-up and copy are short, and a replier
+ * put to sleep would need a wake-up of its own, dearer than what the pull
+ * saves. As KVM's halt polling, it stops as soon as anything else could
+ * run on this CPU: that may be the woken caller itself, and then the copy
+ * is made here, on the CPU the caller runs on. The sender's pages stay
+ * pinned until its SEND returns: the caller gets the bytes of that SEND,
+ * never what the replier writes after it.
  */
 static void kdbus_staging_wait_pull(struct kdbus_staging *staging)
 {
 	u64 budget = min_t(u64, KDBUS_PULL_WAIT_BASE_NS + staging->n_payload,
 			   KDBUS_PULL_WAIT_MAX_NS);
-	u64 spin = num_online_cpus() > 1 ? KDBUS_PULL_SPIN_MAX_NS : 0;
-	u64 start = local_clock(), waited = 0;
+	u64 start = local_clock();
 
-	while (waited < min(spin, budget)) {
-		if (READ_ONCE(staging->pull_started) ||
-		    !READ_ONCE(staging->pull_entry))
-			return;
-		/* as KVM's halt polling: only while nothing else could run */
-		if (need_resched() || !single_task_running())
-			break;
-		cpu_relax();
-		waited = local_clock() - start;
-	}
-	if (waited >= budget)
+	if (num_online_cpus() < 2)
 		return;
 
-	wait_event_hrtimeout(staging->pull_wait,
-			     READ_ONCE(staging->pull_started) ||
-			     !READ_ONCE(staging->pull_entry),
-			     ns_to_ktime(budget - waited));
+	while (!READ_ONCE(staging->pull_started) &&
+	       READ_ONCE(staging->pull_entry) &&
+	       !need_resched() && single_task_running() &&
+	       local_clock() - start < budget)
+		cpu_relax();
 }
 
 /*
@@ -1558,7 +1542,7 @@ static int kdbus_msg_sync_attach(struct kdbus_conn *src,
 		/*
 		 * A caller that sleeps in the kernel for this answer copies
 		 * a large payload itself when it wakes, as the receiver of
-		 * a large call does; the replier waits for that, briefly
+		 * a large call does; the replier waits a moment for that
 		 * (kdbus_staging_wait_pull()).
 		 */
 		bool pull = reply->waiting && !reply->interrupted &&
@@ -1570,7 +1554,6 @@ static int kdbus_msg_sync_attach(struct kdbus_conn *src,
 			ret = PTR_ERR(entry);
 		} else {
 			if (pull) {
-				init_waitqueue_head(&staging->pull_wait);
 				staging->pull_waits = true;
 				staging->pull_entry = entry;
 				staging->pull_dst = kdbus_conn_ref(dst);

@@ -12,7 +12,6 @@
 #include <linux/list.h>
 #include <linux/types.h>
 #include <linux/uio.h>
-#include <linux/wait.h>
 #include <uapi/linux/kdbus.h>
 
 #include "limits.h"
@@ -93,9 +92,10 @@ struct kdbus_gaps {
  *			kdbus_queue_entry_pull()
  * @pull_entry:		that entry while its payload is pending, else NULL
  *			(@pull_dst->lock)
- * @pull_waits:		the sender waits in @pull_wait until @pull_entry is
- *			NULL (a reply its synchronous caller pulls)
- * @pull_wait:		where it waits; woken under @pull_dst->lock
+ * @pull_waits:		the sender waits (spinning, bounded) for the receiver
+ *			to start pulling: an answer its caller pulls
+ * @pull_started:	the receiver has started the copy (under
+ *			@pull_dst->lock, which it holds until done)
  * @inline_parts:	@parts of a message with few parts (no allocation)
  * @inline_pages:	@pages of a small payload (no allocation)
  * @inline_bvecs:	@bvecs of a small payload (no allocation)
@@ -146,7 +146,6 @@ struct kdbus_staging {
 	struct kdbus_queue_entry *pull_entry;
 	bool pull_waits;
 	bool pull_started;
-	wait_queue_head_t pull_wait;
 	struct iovec inline_parts[KDBUS_STAGING_INLINE_PARTS];
 	struct page *inline_pages[KDBUS_STAGING_INLINE_PAGES];
 	struct bio_vec inline_bvecs[KDBUS_STAGING_INLINE_PAGES];
