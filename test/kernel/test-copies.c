@@ -649,14 +649,21 @@ KDBUS_TEST(copies, sync_pulled_by_handback, 0)
  * replier is a child process (its writes stay its own); the caller
  * compares with the data it gave the child.
  */
-#define ANSWER_CALLS	20
+#define ANSWER_CALLS	40
+
+/* a busy loop on the caller's CPU */
+enum answer_hog {
+	HOG_NONE,
+	HOG_UNDER,	/* yields: the CPU never halts, a woken caller runs */
+	HOG_OVER,	/* the caller is SCHED_IDLE and never preempts it */
+};
 
 struct answer_ctx {
 	struct kdbus_conn *caller, *svc;
 	uint8_t *data;
 	unsigned int calls;
 	int svc_cpu, caller_cpu;
-	bool caller_idle;	/* SCHED_IDLE, next to a busy loop */
+	enum answer_hog hog;
 };
 
 static int pin_to_cpu(int cpu)
@@ -719,7 +726,7 @@ static int answer_caller(struct answer_ctx *c, uint64_t svc_id)
 	unsigned int i;
 
 	RUN(pin_to_cpu(c->caller_cpu));
-	if (c->caller_idle)
+	if (c->hog == HOG_OVER)
 		ASSERT(sched_setscheduler(0, SCHED_IDLE, &sp) == 0);
 	for (i = 0; i < c->calls; i++) {
 		ASSERT_OK(kdbus_call_sync(c->caller, svc_id, 0x7000 + i,
@@ -763,15 +770,16 @@ static int answer_calls(struct kdbus_test_env *env, struct answer_ctx *c,
 	svc_id = c->svc->id;
 	kdbus_conn_free(c->svc);
 
-	if (c->caller_idle) {
-		/* a busy loop the SCHED_IDLE caller never preempts */
+	if (c->hog != HOG_NONE) {
 		hog = fork();
 		ASSERT(hog >= 0);
 		if (hog == 0) {
 			if (pin_to_cpu(c->caller_cpu) != TEST_OK)
 				_exit(TEST_FAIL);
+			/* a yield lets a woken caller in without a tick */
 			for (;;)
-				;
+				if (c->hog == HOG_UNDER)
+					sched_yield();
 		}
 	}
 
@@ -802,12 +810,15 @@ static int two_cpus(void)
 
 /*
  * On two CPUs (a caller woken on the replier's CPU has its answer copied
- * there, by the replier, which then yields the CPU to it).
+ * there, by the replier, which then yields the CPU to it), with the
+ * caller's CPU kept from halting by a loop of sched_yield(), so that the
+ * woken caller runs at once, even on a slow (debug) kernel.
  */
 KDBUS_TEST(copies, sync_answer_pulled_by_caller, 0)
 {
 	struct answer_ctx c = {
 		.calls = ANSWER_CALLS, .svc_cpu = 1, .caller_cpu = 0,
+		.hog = HOG_UNDER,
 	};
 
 	RUN(two_cpus());
@@ -818,10 +829,14 @@ KDBUS_TEST(copies, sync_answer_pulled_by_caller, 0)
 KDBUS_TEST(copies, sync_answer_caller_late, 0)
 {
 	struct answer_ctx c = {
-		.calls = 2, .svc_cpu = 1, .caller_cpu = 0, .caller_idle = true,
+		.calls = 4, .svc_cpu = 1, .caller_cpu = 0, .hog = HOG_OVER,
 	};
 
 	RUN(two_cpus());
-	/* the caller cannot run before the replier's wait is over */
-	return answer_calls(env, &c, 0, 0);
+	/*
+	 * The caller cannot run before the replier's wait is over, unless
+	 * a tick happens to end the busy loop's slice within it: at least
+	 * one answer must have been copied by the replier.
+	 */
+	return answer_calls(env, &c, 0, c.calls - 1);
 }
