@@ -1162,10 +1162,10 @@ static int kdbus_staging_copy_pending(struct kdbus_queue_entry *entry)
  * another connection; the sender copies it itself before its SEND returns
  * if nobody did (kdbus_staging_free()). The answer to a large synchronous
  * call is pulled the same way by its caller when it wakes. Either way the
- * payload is copied once, while the SEND that staged it runs. Copied by the receiver, the bytes
- * land in the receiver's CPU cache instead of being pushed out of it by
- * the sender's CPU, where the receiver would then have to fetch them
- * (Documentation/performance.md, "Who copies").
+ * payload is copied once, while the SEND that staged it runs. Copied by
+ * the receiver, the bytes land in the receiver's CPU cache instead of
+ * being pushed out of it by the sender's CPU, where the receiver would
+ * then have to fetch them (Documentation/performance.md, "Who copies").
  *
  * Context: entry->conn->lock must be held; it serialises the copy with the
  * sender's own. The copy reads pinned pages only.
@@ -1554,7 +1554,6 @@ static int kdbus_msg_sync_attach(struct kdbus_conn *src,
 			ret = PTR_ERR(entry);
 		} else {
 			if (pull) {
-				staging->pull_waits = true;
 				staging->pull_entry = entry;
 				staging->pull_dst = kdbus_conn_ref(dst);
 			}
@@ -2075,7 +2074,8 @@ int kdbus_cmd_send(struct kdbus_conn *conn, struct file *f, void __user *argp)
 	if (sync_reply) {
 		ret = kdbus_msg_wait_reply(conn, cmd, f, cancel_fd, sync_reply);
 		kdbus_reply_unref(sync_reply);
-	} else if (staging && staging->pull_waits) {
+	} else if (staging && staging->pull_dst) {
+		/* an answer its caller is to pull (a call has sync_reply) */
 		kdbus_staging_wait_pull(staging);
 	}
 	staging = kdbus_staging_free(staging);

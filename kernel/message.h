@@ -92,8 +92,6 @@ struct kdbus_gaps {
  *			kdbus_queue_entry_pull()
  * @pull_entry:		that entry while its payload is pending, else NULL
  *			(@pull_dst->lock)
- * @pull_waits:		the sender waits (spinning, bounded) for the receiver
- *			to start pulling: an answer its caller pulls
  * @pull_started:	the receiver has started the copy (under
  *			@pull_dst->lock, which it holds until done)
  * @inline_parts:	@parts of a message with few parts (no allocation)
@@ -144,7 +142,6 @@ struct kdbus_staging {
 	struct list_head notify_entry;
 	struct kdbus_conn *pull_dst;
 	struct kdbus_queue_entry *pull_entry;
-	bool pull_waits;
 	bool pull_started;
 	struct iovec inline_parts[KDBUS_STAGING_INLINE_PARTS];
 	struct page *inline_pages[KDBUS_STAGING_INLINE_PAGES];
