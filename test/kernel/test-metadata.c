@@ -1191,20 +1191,21 @@ KDBUS_TEST(metadata, cgroup_follows_sender, 0)
 	int i, st;
 	pid_t pid;
 
-	if (read_file("/proc/self/cgroup", start, sizeof(start)) < 0 ||
-	    !(p = strstr(start, "0::"))) {
-		kdbus_test_skip_reason("no cgroup2 path in /proc/self/cgroup");
-		return TEST_SKIP;
-	}
-	memmove(start, p + 3, strlen(p + 3) + 1);
-	start[strcspn(start, "\n")] = 0;
-
+	/* mounted first: /proc/self/cgroup shows no v2 path before */
 	make_cgroup(cg_dir, sizeof(cg_dir), cg_mnt, sizeof(cg_mnt));
 	if (!cg_dir[0]) {
 		drop_cgroup(cg_dir, cg_mnt);
 		kdbus_test_skip_reason("no cgroup2 directory to move into");
 		return TEST_SKIP;
 	}
+	if (read_file("/proc/self/cgroup", start, sizeof(start)) < 0 ||
+	    !(p = strstr(start, "0::"))) {
+		drop_cgroup(cg_dir, cg_mnt);
+		kdbus_test_skip_reason("no cgroup2 path in /proc/self/cgroup");
+		return TEST_SKIP;
+	}
+	memmove(start, p + 3, strlen(p + 3) + 1);
+	start[strcspn(start, "\n")] = 0;
 	expect[0] = start;
 	expect[1] = cg_dir + strlen(cg_mnt);
 	expect[2] = "/";
