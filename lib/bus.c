@@ -2726,8 +2726,9 @@ int kdbus_bus_call_method(struct kdbus_bus *bus, const char *destination, const 
         va_list ap;
         int r;
 
-        r = message_new_method_call_cached(&m, destination, path, interface, member,
-                                           &bus->names_checked);
+        /* sealed by kdbus_bus_call() (or dropped) before returning: the strings stay ours */
+        r = message_new_method_call_borrowed(&m, destination, path, interface, member,
+                                             &bus->names_checked);
         if (r < 0)
                 return kdbus_error_set_errno(error, r);
         if (types && *types) {
@@ -2781,7 +2782,8 @@ int kdbus_bus_reply(struct kdbus_bus *bus, struct kdbus_message *call, const cha
 
         if (!call_expects_reply(call))
                 return 0;
-        r = kdbus_message_new_method_return(&m, call);
+        /* sealed by kdbus_bus_send() (or dropped) while @call is ours */
+        r = message_new_method_return_borrowed(&m, call);
         if (r < 0)
                 return r;
         if (types && *types) {

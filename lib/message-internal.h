@@ -28,10 +28,18 @@ struct message_name_cache {
 int message_parse_cached(struct kdbus_message **ret, const void *data, size_t size,
                          struct message_name_cache *cache);
 
-/* kdbus_message_new_method_call() with @cache for the destination and interface */
-int message_new_method_call_cached(struct kdbus_message **ret, const char *destination,
-                                   const char *path, const char *interface, const char *member,
-                                   struct message_name_cache *cache);
+/*
+ * kdbus_message_new_method_call() with @cache for the destination and
+ * interface, and kdbus_message_new_method_return(): the new message's
+ * fields point at the caller's strings (@call's sender) instead of copies,
+ * so the caller seals the message, which copies them into its bytes, or
+ * drops it before those strings go away.
+ */
+int message_new_method_call_borrowed(struct kdbus_message **ret, const char *destination,
+                                     const char *path, const char *interface, const char *member,
+                                     struct message_name_cache *cache);
+int message_new_method_return_borrowed(struct kdbus_message **ret,
+                                       const struct kdbus_message *call);
 
 /*
  * kdbus_message_seal() with @sender the connection's own unique name

@@ -201,13 +201,31 @@ static const char *field_signature(const struct message_fields *f)
         return f->strings[KDBUS_FIELD_SIGNATURE] ? f->strings[KDBUS_FIELD_SIGNATURE] : "";
 }
 
-static void fields_free(struct message_fields *f)
+/* the codes of the string-typed fields (the others are numbers) */
+#define STRING_FIELDS   ((1U << KDBUS_FIELD_PATH) | (1U << KDBUS_FIELD_INTERFACE) | \
+                         (1U << KDBUS_FIELD_MEMBER) | (1U << KDBUS_FIELD_ERROR_NAME) | \
+                         (1U << KDBUS_FIELD_DESTINATION) | (1U << KDBUS_FIELD_SENDER) | \
+                         (1U << KDBUS_FIELD_SIGNATURE))
+
+/*
+ * Free the strings the fields own. A string field is set exactly when it
+ * is present, and most messages own none (they point into their bytes):
+ * then the presence bits say so without a look at the strings.
+ */
+static void fields_release(struct message_fields *f)
 {
         uint8_t i;
 
+        if (!(f->present & ~f->borrowed & STRING_FIELDS))
+                return;
         for (i = 0; i <= _KDBUS_FIELD_MAX; ++i)
                 if (f->strings[i] && !(f->borrowed & (1U << i)))
                         free(f->strings[i]);
+}
+
+static void fields_free(struct message_fields *f)
+{
+        fields_release(f);
         memset(f, 0, sizeof(*f));
 }
 
@@ -284,14 +302,24 @@ static int message_new(struct kdbus_message **ret, uint8_t type, char endian, bo
  * The string fields a constructor sets (NULL values skipped; @lens are
  * their lengths), in one allocation the message owns instead of one per
  * field; the fields borrow them until sealing points them into the
- * message's bytes.
+ * message's bytes. With @borrow the fields point at @values themselves
+ * (message-internal.h: the caller seals or drops the message before they
+ * go away).
  */
 static int message_set_strings(struct kdbus_message *m, const uint8_t *codes,
-                               const char *const *values, const size_t *lens, size_t n)
+                               const char *const *values, const size_t *lens, size_t n,
+                               bool borrow)
 {
         size_t i, total = 0;
         char *p;
 
+        if (borrow) {
+                /* the caller's strings outlive the message until it is sealed */
+                for (i = 0; i < n; ++i)
+                        if (values[i])
+                                field_borrow_string(&m->fields, codes[i], values[i], lens[i]);
+                return 0;
+        }
         for (i = 0; i < n; ++i)
                 total += values[i] ? lens[i] + 1 : 0;
         if (m->has_writer && total <= sizeof(m->strings_inline)) {
@@ -324,7 +352,7 @@ struct kdbus_message *kdbus_message_unref(struct kdbus_message *m)
 {
         if (!m || --m->n_ref > 0)
                 return NULL;
-        fields_free(&m->fields);
+        fields_release(&m->fields);
         if (m->strings_owned)
                 free(m->strings);
         close_fds(m->fds, m->n_fds);
@@ -353,19 +381,12 @@ static void message_freep(struct kdbus_message **m)
 
 #define _cleanup_message_ __attribute__((cleanup(message_freep)))
 
+/* one store (and a byte swap for the other order), not four byte stores */
 static void put_u32(uint8_t *p, uint32_t v, char endian)
 {
-        if (endian == KDBUS_LITTLE_ENDIAN) {
-                p[0] = (uint8_t)v;
-                p[1] = (uint8_t)(v >> 8);
-                p[2] = (uint8_t)(v >> 16);
-                p[3] = (uint8_t)(v >> 24);
-        } else {
-                p[0] = (uint8_t)(v >> 24);
-                p[1] = (uint8_t)(v >> 16);
-                p[2] = (uint8_t)(v >> 8);
-                p[3] = (uint8_t)v;
-        }
+        if (endian != KDBUS_NATIVE_ENDIAN)
+                v = __builtin_bswap32(v);
+        memcpy(p, &v, 4);
 }
 
 /*
@@ -396,7 +417,6 @@ static int message_build(struct kdbus_message *m, const void *body, size_t body_
 {
         struct message_fields *f = &m->fields;
         size_t i, pos = KDBUS_MESSAGE_HEADER_SIZE, array_len, body_offset, size;
-        size_t lens[_KDBUS_FIELD_MAX];  /* of the string values, in order[] */
         uint8_t *data, *p;
 
         if (body_size + m->ext_size > KDBUS_MESSAGE_MAX_SIZE)
@@ -404,8 +424,7 @@ static int message_build(struct kdbus_message *m, const void *body, size_t body_
         for (i = 0; i < f->n_order; ++i) {
                 uint8_t code = f->order[i];
 
-                lens[i] = field_type(code) == 'u' ? 0 : f->lens[code];
-                pos = field_end(code, lens[i], (pos + 7) & ~(size_t)7);
+                pos = field_end(code, f->lens[code], (pos + 7) & ~(size_t)7);
         }
         array_len = pos - KDBUS_MESSAGE_HEADER_SIZE;
         body_offset = (pos + 7) & ~(size_t)7;
@@ -430,26 +449,26 @@ static int message_build(struct kdbus_message *m, const void *body, size_t body_
         for (i = 0; i < f->n_order; ++i) {
                 uint8_t code = f->order[i];
                 char type = field_type(code);
-                size_t len = lens[i];
+                uint32_t len = f->lens[code];
 
                 pos = (pos + 7) & ~(size_t)7;
                 p = data + pos;
+                /* code, and the variant's signature: length 1, the type, NUL (zeroed) */
                 p[0] = code;
                 p[1] = 1;
                 p[2] = (uint8_t)type;
-                p += 4;
                 if (type == 'u') {
-                        put_u32(p, code == KDBUS_FIELD_REPLY_SERIAL ? f->reply_serial
-                                                                    : f->unix_fds, m->endian);
+                        put_u32(p + 4, code == KDBUS_FIELD_REPLY_SERIAL ? f->reply_serial
+                                                                        : f->unix_fds, m->endian);
                         pos += 8;
                         continue;
                 }
                 if (type == 'g') {
-                        p[0] = (uint8_t)len;
-                        p += 1;
+                        p[4] = (uint8_t)len;
+                        p += 5;
                 } else {
-                        put_u32(p, (uint32_t)len, m->endian);
-                        p += 4;
+                        put_u32(p + 4, len, m->endian);
+                        p += 8;
                 }
                 memcpy(p, f->strings[code], len);
                 pos = (size_t)(p - data) + len + 1;
@@ -457,8 +476,8 @@ static int message_build(struct kdbus_message *m, const void *body, size_t body_
                 if (!(f->borrowed & (1U << code)))
                         free(f->strings[code]);
                 f->strings[code] = (char *)p;
-                f->borrowed |= 1U << code;
         }
+        f->borrowed |= f->present & STRING_FIELDS;
         if (body_size)
                 memcpy(data + body_offset, body, body_size);
 
@@ -533,15 +552,26 @@ static bool interface_ok(const char *s, size_t len, struct message_name_cache *c
 
 /* ---- construction ---- */
 
+static int message_new_method_call(struct kdbus_message **ret, const char *destination,
+                                   const char *path, const char *interface, const char *member,
+                                   struct message_name_cache *cache, bool borrow);
+
 int kdbus_message_new_method_call(struct kdbus_message **ret, const char *destination,
                                   const char *path, const char *interface, const char *member)
 {
-        return message_new_method_call_cached(ret, destination, path, interface, member, NULL);
+        return message_new_method_call(ret, destination, path, interface, member, NULL, false);
 }
 
-int message_new_method_call_cached(struct kdbus_message **ret, const char *destination,
+int message_new_method_call_borrowed(struct kdbus_message **ret, const char *destination,
+                                     const char *path, const char *interface, const char *member,
+                                     struct message_name_cache *cache)
+{
+        return message_new_method_call(ret, destination, path, interface, member, cache, true);
+}
+
+static int message_new_method_call(struct kdbus_message **ret, const char *destination,
                                    const char *path, const char *interface, const char *member,
-                                   struct message_name_cache *cache)
+                                   struct message_name_cache *cache, bool borrow)
 {
         static const uint8_t codes[] = { KDBUS_FIELD_PATH, KDBUS_FIELD_DESTINATION,
                                          KDBUS_FIELD_INTERFACE, KDBUS_FIELD_MEMBER };
@@ -567,7 +597,7 @@ int message_new_method_call_cached(struct kdbus_message **ret, const char *desti
         r = message_new(&m, KDBUS_MESSAGE_METHOD_CALL, KDBUS_LITTLE_ENDIAN, true);
         if (r < 0)
                 return r;
-        r = message_set_strings(m, codes, values, lens, 4);
+        r = message_set_strings(m, codes, values, lens, 4, borrow);
         if (r < 0)
                 return r;
         *ret = m;
@@ -600,7 +630,7 @@ int kdbus_message_new_signal(struct kdbus_message **ret, const char *path,
         if (r < 0)
                 return r;
         m->flags = KDBUS_MESSAGE_NO_REPLY_EXPECTED;
-        r = message_set_strings(m, codes, values, lens, 3);
+        r = message_set_strings(m, codes, values, lens, 3, false);
         if (r < 0)
                 return r;
         *ret = m;
@@ -609,7 +639,7 @@ int kdbus_message_new_signal(struct kdbus_message **ret, const char *path,
 }
 
 static int message_new_reply(struct kdbus_message **ret, const struct kdbus_message *call,
-                             uint8_t type)
+                             uint8_t type, bool borrow)
 {
         _cleanup_message_ struct kdbus_message *m = NULL;
         int r;
@@ -629,9 +659,9 @@ static int message_new_reply(struct kdbus_message **ret, const struct kdbus_mess
         {
                 static const uint8_t codes[] = { KDBUS_FIELD_DESTINATION };
                 const char *values[] = { call->fields.strings[KDBUS_FIELD_SENDER] };
-                size_t lens[] = { values[0] ? strlen(values[0]) : 0 };
+                size_t lens[] = { call->fields.lens[KDBUS_FIELD_SENDER] };
 
-                r = message_set_strings(m, codes, values, lens, 1);
+                r = message_set_strings(m, codes, values, lens, 1, borrow);
         }
         if (r < 0)
                 return r;
@@ -644,7 +674,13 @@ static int message_new_reply(struct kdbus_message **ret, const struct kdbus_mess
 
 int kdbus_message_new_method_return(struct kdbus_message **ret, const struct kdbus_message *call)
 {
-        return message_new_reply(ret, call, KDBUS_MESSAGE_METHOD_RETURN);
+        return message_new_reply(ret, call, KDBUS_MESSAGE_METHOD_RETURN, false);
+}
+
+int message_new_method_return_borrowed(struct kdbus_message **ret,
+                                       const struct kdbus_message *call)
+{
+        return message_new_reply(ret, call, KDBUS_MESSAGE_METHOD_RETURN, true);
 }
 
 int kdbus_message_new_error(struct kdbus_message **ret, const struct kdbus_message *call,
@@ -657,7 +693,7 @@ int kdbus_message_new_error(struct kdbus_message **ret, const struct kdbus_messa
                 return -EINVAL;
         if (text && !kdbus_utf8_valid(text, strlen(text)))
                 return -EINVAL;
-        r = message_new_reply(&m, call, KDBUS_MESSAGE_ERROR);
+        r = message_new_reply(&m, call, KDBUS_MESSAGE_ERROR, false);
         if (r < 0)
                 return r;
         r = field_set_string(&m->fields, KDBUS_FIELD_ERROR_NAME, name);
@@ -902,13 +938,13 @@ int kdbus_message_get_body(const struct kdbus_message *m, const void **data, siz
 
 /* ---- parsing ---- */
 
+/* @endian is a valid byte-order mark ('l' or 'B') */
 static uint32_t get_u32(const uint8_t *p, char endian)
 {
-        if (endian == KDBUS_LITTLE_ENDIAN)
-                return (uint32_t)p[0] | (uint32_t)p[1] << 8 | (uint32_t)p[2] << 16 |
-                       (uint32_t)p[3] << 24;
-        return (uint32_t)p[3] | (uint32_t)p[2] << 8 | (uint32_t)p[1] << 16 |
-               (uint32_t)p[0] << 24;
+        uint32_t v;
+
+        memcpy(&v, p, 4);
+        return endian == KDBUS_NATIVE_ENDIAN ? v : __builtin_bswap32(v);
 }
 
 int kdbus_message_peek_size(const void *data, size_t size, size_t *total)

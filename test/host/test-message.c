@@ -760,19 +760,45 @@ static void test_name_cache(void)
         bad += strcmp(cache.bus_name, "x.y") != 0;
 
         /* construction: the same rules, and what passed is kept */
-        bad += message_new_method_call_cached(&m, "org.c.d", "/p", "org.e.F", "M", &cache) != 0;
+        bad += message_new_method_call_borrowed(&m, "org.c.d", "/p", "org.e.F", "M", &cache) != 0;
         m = kdbus_message_unref(m);
         bad += strcmp(cache.bus_name, "org.c.d") != 0 || strcmp(cache.interface, "org.e.F") != 0;
-        bad += message_new_method_call_cached(&m, "org.c.d", "/p", "org.e.F", "M", &cache) != 0;
+        bad += message_new_method_call_borrowed(&m, "org.c.d", "/p", "org.e.F", "M", &cache) != 0;
         m = kdbus_message_unref(m);
-        bad += message_new_method_call_cached(&m, "org..d", "/p", "org.e.F", "M", &cache) != -EINVAL;
-        bad += message_new_method_call_cached(&m, "org.c.d", "/p", "org.e.F.", "M", &cache) != -EINVAL;
-        bad += message_new_method_call_cached(&m, "org.c.d", "/p", "org.freedesktop.DBus.Local",
-                                              "M", &cache) != -EINVAL;
-        bad += message_new_method_call_cached(&m, "org.c.d", "/p", "org.e.F", "1M", &cache) != -EINVAL;
+        bad += message_new_method_call_borrowed(&m, "org..d", "/p", "org.e.F", "M", &cache) != -EINVAL;
+        bad += message_new_method_call_borrowed(&m, "org.c.d", "/p", "org.e.F.", "M", &cache) != -EINVAL;
+        bad += message_new_method_call_borrowed(&m, "org.c.d", "/p", "org.freedesktop.DBus.Local",
+                                                "M", &cache) != -EINVAL;
+        bad += message_new_method_call_borrowed(&m, "org.c.d", "/p", "org.e.F", "1M", &cache) != -EINVAL;
         bad += strcmp(cache.interface, "org.e.F") != 0;
-        tap_ok(bad == 0, "names: a connection's cache of checked names trusts exact bytes only (%u wrong)",
-               bad);
+
+        /* borrowed strings: sealing copies them into the message's bytes */
+        {
+                char dest[] = "org.c.d", path[] = "/p", iface[] = "org.e.F", member[] = "M";
+                struct kdbus_message *reply = NULL;
+
+                bad += message_new_method_call_borrowed(&m, dest, path, iface, member, NULL) != 0;
+                bad += kdbus_message_get_destination(m) != dest;
+                bad += kdbus_message_seal(m, 3, ":1.5") != 0;
+                memset(dest, 'x', 7);
+                memset(path, 'x', 2);
+                memset(iface, 'x', 7);
+                memset(member, 'x', 1);
+                bad += strcmp(kdbus_message_get_destination(m), "org.c.d") != 0 ||
+                       strcmp(kdbus_message_get_path(m), "/p") != 0 ||
+                       strcmp(kdbus_message_get_interface(m), "org.e.F") != 0 ||
+                       strcmp(kdbus_message_get_member(m), "M") != 0;
+                bad += message_new_method_return_borrowed(&reply, m) != 0;
+                bad += kdbus_message_get_destination(reply) != kdbus_message_get_sender(m);
+                bad += kdbus_message_seal(reply, 4, NULL) != 0;
+                bad += kdbus_message_get_destination(reply) == kdbus_message_get_sender(m) ||
+                       strcmp(kdbus_message_get_destination(reply), ":1.5") != 0;
+                m = kdbus_message_unref(m);
+                bad += strcmp(kdbus_message_get_destination(reply), ":1.5") != 0;
+                kdbus_message_unref(reply);
+        }
+        tap_ok(bad == 0, "names: a connection's cache of checked names trusts exact bytes only, "
+               "borrowed strings are copied at sealing (%u wrong)", bad);
 }
 
 static void test_fds(void)
