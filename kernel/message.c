@@ -315,11 +315,27 @@ static int kdbus_staging_meta_objects(struct kdbus_staging *staging,
 
 	if ((mask & KDBUS_META_PROC_ITEMS) && !staging->meta_proc &&
 	    !staging->kernel && !staging->src->fake) {
+		struct kdbus_meta_proc *snapshot = staging->src->meta_proc;
+
+		/* the sender's HELLO snapshot, if it still describes it */
+		if (snapshot &&
+		    kdbus_meta_proc_is_current(snapshot, staging->cmdline,
+					       staging->cmdline_size)) {
+			staging->meta_proc = kdbus_meta_proc_ref(snapshot);
+			staging->meta_proc_shared = true;
+			return 0;
+		}
+
 		mp = kdbus_meta_proc_new();
 		if (IS_ERR(mp))
 			return PTR_ERR(mp);
-		/* the strings of the sender's HELLO, if still its own */
-		kdbus_meta_proc_lend(mp, staging->src->meta_proc);
+		/* else at least its strings, if still its own */
+		kdbus_meta_proc_lend(mp, snapshot);
+		if (staging->cmdline_read) {
+			kdbus_meta_proc_set_cmdline(mp, staging->cmdline,
+						    staging->cmdline_size);
+			staging->cmdline = NULL;
+		}
 		staging->meta_proc = mp;
 	}
 
@@ -791,12 +807,11 @@ struct kdbus_staging *kdbus_staging_new_user(struct kdbus_bus *bus,
 	 * it (kdbus_staging_emit_meta() never reads it under the locks).
 	 */
 	if (!src->fake && atomic_read(&bus->cmdline_receivers)) {
-		ret = kdbus_staging_meta_objects(staging, KDBUS_ATTACH_CMDLINE);
-		if (ret == 0)
-			ret = kdbus_meta_proc_collect(staging->meta_proc,
-						      KDBUS_ATTACH_CMDLINE);
+		ret = kdbus_meta_read_cmdline(&staging->cmdline,
+					      &staging->cmdline_size);
 		if (ret < 0)
 			goto error;
+		staging->cmdline_read = true;
 	}
 
 	return staging;
@@ -826,6 +841,7 @@ struct kdbus_staging *kdbus_staging_free(struct kdbus_staging *staging)
 		kdbus_staging_pull_finish(staging);
 
 	kfree(staging->meta_items);
+	kfree(staging->cmdline);
 	kdbus_meta_conn_unref(staging->meta_conn);
 	kdbus_meta_proc_unref(staging->meta_proc);
 	kdbus_gaps_unref(staging->gaps);
@@ -882,11 +898,20 @@ static int kdbus_staging_meta(struct kdbus_staging *staging,
 		ts.realtime_ns = staging->ts_realtime;
 	}
 
-	/* the command line, if wanted, was read before any lock was taken */
-	ret = kdbus_meta_proc_collect(staging->meta_proc,
-				      mask & ~KDBUS_ATTACH_CMDLINE);
-	if (ret < 0)
-		return ret;
+	/*
+	 * The command line, if wanted, was read before any lock was taken;
+	 * a shared snapshot is complete, but its command line is HELLO's: it
+	 * was compared with the one read, if one was.
+	 */
+	if (staging->meta_proc_shared) {
+		if (!staging->cmdline)
+			mask &= ~KDBUS_ATTACH_CMDLINE;
+	} else {
+		ret = kdbus_meta_proc_collect(staging->meta_proc,
+					      mask & ~KDBUS_ATTACH_CMDLINE);
+		if (ret < 0)
+			return ret;
+	}
 
 	ret = kdbus_meta_conn_collect(staging->meta_conn, staging->src, &ts,
 				      mask);

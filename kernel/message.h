@@ -74,6 +74,14 @@ struct kdbus_gaps {
  * @meta_proc:		task metadata of the sender, collected as receivers
  *			ask; NULL for kernel notifications and faked senders,
  *			and until a receiver wants task data
+ * @meta_proc_shared:	@meta_proc is the sender's HELLO snapshot, which
+ *			still described it (kdbus_meta_proc_is_current())
+ * @cmdline:		the sender's argument area, read at staging if a
+ *			receiver on the bus may want it, until @meta_proc is
+ *			created (then it owns it) or it matched the snapshot's
+ * @cmdline_size:	bytes in @cmdline
+ * @cmdline_read:	the argument area was read (@cmdline is NULL if the
+ *			sender has none or it was not readable)
  * @meta_conn:		connection metadata of the sender and the timestamp,
  *			NULL until a receiver wants such an item
  * @meta_dst:		receiver @meta_items was rendered for, or NULL
@@ -129,6 +137,10 @@ struct kdbus_staging {
 	bool kernel;
 	struct kdbus_user *charge;
 	struct kdbus_meta_proc *meta_proc;
+	bool meta_proc_shared;
+	char *cmdline;
+	size_t cmdline_size;
+	bool cmdline_read;
 	struct kdbus_meta_conn *meta_conn;
 	const struct kdbus_conn *meta_dst;
 	struct kdbus_item *meta_items;

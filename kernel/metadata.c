@@ -235,6 +235,90 @@ void kdbus_meta_proc_lend(struct kdbus_meta_proc *mp,
 	mp->lender = kdbus_meta_proc_ref(snapshot);
 }
 
+/* whether current's thread or group leader has the name @comm */
+static bool kdbus_meta_comm_is(struct task_struct *task, const char *comm)
+{
+	char now[TASK_COMM_LEN];
+
+	get_task_comm(now, task);
+	return !strncmp(now, comm, TASK_COMM_LEN);
+}
+
+/**
+ * kdbus_meta_proc_is_current() - whether a snapshot still describes current
+ * @snapshot:	a complete snapshot that never changes (HELLO's)
+ * @cmdline:	current's argument area as read for this message
+ *		(kdbus_meta_read_cmdline()), or NULL
+ * @cmdline_size: bytes in @cmdline
+ *
+ * A message whose sending task is the one that said HELLO, unchanged, can
+ * carry the HELLO snapshot's items instead of collecting its own: one
+ * object and a dozen references less per message. Every item's source is
+ * compared: the credentials (CREDS, AUXGROUPS, CAPS: a struct cred never
+ * changes, and the snapshot's reference keeps its address from being
+ * reused), the pids, both comm strings, the executable's path, the
+ * command line, the cgroup and secid (the keys of kdbus_meta_proc_lend())
+ * and the audit ids. The caller leaves CMDLINE out of the items if it did
+ * not read the command line.
+ *
+ * Return: true if every item of @snapshot is current's.
+ */
+bool kdbus_meta_proc_is_current(const struct kdbus_meta_proc *snapshot,
+				const char *cmdline, size_t cmdline_size)
+{
+	const struct kdbus_meta_proc *snap = snapshot;
+	struct file *exe_file = NULL;
+	bool same;
+
+	/* complete since HELLO, never written again: read without the lock */
+	if (snap->collected != KDBUS_META_PROC_ITEMS ||
+	    snap->cred != current_cred() ||
+	    snap->pid != task_pid(current) ||
+	    snap->tgid != task_tgid(current))
+		return false;
+
+	rcu_read_lock();
+	same = snap->ppid == task_tgid(rcu_dereference(current->real_parent));
+#ifdef CONFIG_CGROUPS
+	same = same && (snap->valid & KDBUS_ATTACH_CGROUP) &&
+	       snap->cgroup_id == cgroup_id(task_dfl_cgroup(current));
+#endif
+	rcu_read_unlock();
+	if (!same)
+		return false;
+
+#ifdef CONFIG_SECURITY
+	if (snap->secid != kdbus_current_secid())
+		return false;
+#endif
+#ifdef CONFIG_AUDITSYSCALL
+	if (!uid_eq(snap->audit_loginuid, audit_get_loginuid(current)) ||
+	    snap->audit_sessionid != audit_get_sessionid(current))
+		return false;
+#endif
+
+	if (!kdbus_meta_comm_is(current, snap->tid_comm) ||
+	    !kdbus_meta_comm_is(current->group_leader, snap->pid_comm))
+		return false;
+
+	if (cmdline && (!(snap->valid & KDBUS_ATTACH_CMDLINE) ||
+			snap->cmdline_size != cmdline_size ||
+			memcmp(snap->cmdline, cmdline, cmdline_size)))
+		return false;
+
+	if (current->mm)
+		exe_file = kdbus_get_mm_exe_file(current->mm);
+	if (exe_file) {
+		same = (snap->valid & KDBUS_ATTACH_EXE) &&
+		       path_equal(&exe_file->f_path, &snap->exe_path);
+		fput(exe_file);
+	} else {
+		same = !(snap->valid & KDBUS_ATTACH_EXE);
+	}
+
+	return same;
+}
+
 static void kdbus_meta_proc_collect_pids(struct kdbus_meta_proc *mp)
 {
 	struct task_struct *parent;
@@ -267,18 +351,28 @@ static void kdbus_meta_proc_collect_exe(struct kdbus_meta_proc *mp)
 	mp->valid |= KDBUS_ATTACH_EXE;
 }
 
-/*
- * The whole argument area, capped (kdbus.connection(7)). get_cmdline() is not
- * exported; the area of current is read with copy_from_user(). If it is
- * not readable (the task unmapped it), the item is left out, like procfs
- * shows an empty cmdline then.
+/**
+ * kdbus_meta_read_cmdline() - read the argument area of current
+ * @out:	set to a kmalloc'ed, NUL-terminated copy, or NULL if current
+ *		has none or it is not readable (the item is left out then,
+ *		as procfs shows an empty cmdline)
+ * @out_size:	set to the bytes in *@out, or 0
+ *
+ * The whole area, capped (kdbus.connection(7)). get_cmdline() is not
+ * exported; the area of current is read with copy_from_user(). This is
+ * the one metadata item in user memory: no lock may be held.
+ *
+ * Return: 0 on success (also if the item is left out), -ENOMEM.
  */
-static int kdbus_meta_proc_collect_cmdline(struct kdbus_meta_proc *mp)
+int kdbus_meta_read_cmdline(char **out, size_t *out_size)
 {
 	struct mm_struct *mm = current->mm;
 	unsigned long start, end;
 	size_t len;
 	char *buf;
+
+	*out = NULL;
+	*out_size = 0;
 
 	if (!mm)
 		return 0;
@@ -303,10 +397,27 @@ static int kdbus_meta_proc_collect_cmdline(struct kdbus_meta_proc *mp)
 
 	/* truncated or rewritten areas still end in a NUL */
 	buf[len - 1] = '\0';
-	mp->cmdline = buf;
-	mp->cmdline_size = len;
-	mp->valid |= KDBUS_ATTACH_CMDLINE;
+	*out = buf;
+	*out_size = len;
 	return 0;
+}
+
+/**
+ * kdbus_meta_proc_set_cmdline() - hand a command line to an object
+ * @mp:		object CMDLINE was not collected into yet
+ * @cmdline:	from kdbus_meta_read_cmdline(), or NULL; @mp owns it now
+ * @size:	bytes in @cmdline
+ */
+void kdbus_meta_proc_set_cmdline(struct kdbus_meta_proc *mp, char *cmdline,
+				 size_t size)
+{
+	mutex_lock(&mp->lock);
+	mp->cmdline = cmdline;
+	mp->cmdline_size = size;
+	if (cmdline)
+		mp->valid |= KDBUS_ATTACH_CMDLINE;
+	mp->collected |= KDBUS_ATTACH_CMDLINE;
+	mutex_unlock(&mp->lock);
 }
 
 /*
@@ -347,6 +458,9 @@ static int kdbus_meta_proc_collect_cgroup(struct kdbus_meta_proc *mp)
 	ret = kernfs_path_from_node(cgrp->kn, NULL, buf, PAGE_SIZE);
 	rcu_read_unlock();
 
+	/* kept also if the path is left out: kdbus_meta_proc_is_current() */
+	mp->cgroup_id = id;
+
 	if (ret < 0 || ret >= PAGE_SIZE) {
 		/* unexpressible: leave the item out (kdbus.item(7)) */
 		kfree(buf);
@@ -358,7 +472,6 @@ static int kdbus_meta_proc_collect_cgroup(struct kdbus_meta_proc *mp)
 	if (!mp->cgroup)
 		return -ENOMEM;
 
-	mp->cgroup_id = id;
 	mp->valid |= KDBUS_ATTACH_CGROUP;
 #endif
 	return 0;
@@ -383,6 +496,8 @@ static int kdbus_meta_proc_collect_seclabel(struct kdbus_meta_proc *mp)
 		return 0;
 	}
 
+	/* kept also if no context exists: kdbus_meta_proc_is_current() */
+	mp->secid = secid;
 	ret = kdbus_secid_seclabel(secid, &mp->seclabel);
 	if (ret == -EOPNOTSUPP)
 		return 0;
@@ -392,7 +507,6 @@ static int kdbus_meta_proc_collect_seclabel(struct kdbus_meta_proc *mp)
 	if (!mp->seclabel)
 		return -ENOMEM;
 
-	mp->secid = secid;
 	mp->valid |= KDBUS_ATTACH_SECLABEL;
 #endif
 	return 0;
@@ -459,9 +573,11 @@ int kdbus_meta_proc_collect(struct kdbus_meta_proc *mp, u64 what)
 		kdbus_meta_proc_collect_exe(mp);
 
 	if (what & KDBUS_ATTACH_CMDLINE) {
-		ret = kdbus_meta_proc_collect_cmdline(mp);
+		ret = kdbus_meta_read_cmdline(&mp->cmdline, &mp->cmdline_size);
 		if (ret < 0)
 			goto exit_unlock;
+		if (mp->cmdline)
+			mp->valid |= KDBUS_ATTACH_CMDLINE;
 	}
 
 	if (what & KDBUS_ATTACH_CGROUP) {

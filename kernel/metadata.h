@@ -53,7 +53,12 @@ struct kdbus_meta_proc *kdbus_meta_proc_ref(struct kdbus_meta_proc *mp);
 struct kdbus_meta_proc *kdbus_meta_proc_unref(struct kdbus_meta_proc *mp);
 void kdbus_meta_proc_lend(struct kdbus_meta_proc *mp,
 			  struct kdbus_meta_proc *snapshot);
+bool kdbus_meta_proc_is_current(const struct kdbus_meta_proc *snapshot,
+				const char *cmdline, size_t cmdline_size);
 int kdbus_meta_proc_collect(struct kdbus_meta_proc *mp, u64 what);
+int kdbus_meta_read_cmdline(char **out, size_t *out_size);
+void kdbus_meta_proc_set_cmdline(struct kdbus_meta_proc *mp, char *cmdline,
+				 size_t size);
 
 struct kdbus_meta_conn *kdbus_meta_conn_new(void);
 struct kdbus_meta_conn *kdbus_meta_conn_ref(struct kdbus_meta_conn *mc);

@@ -1238,3 +1238,194 @@ KDBUS_TEST(metadata, cgroup_follows_sender, 0)
 	kdbus_conn_free(r);
 	return TEST_OK;
 }
+
+/* what the snapshot test's sender was when it sent message i (1-based) */
+struct snapshot_truth {
+	char comm[16];
+	char cmdline[16];
+	size_t cmdline_len;
+	gid_t gid;
+	int ngroups;
+	gid_t groups[16];
+	pid_t ppid;
+	char exe[PATH_MAX];
+};
+
+struct snapshot_run {
+	struct snapshot_truth sent[8];
+	int n_sent;
+	char err[128];
+};
+
+/* record what the sender is, then send message run->n_sent + 1 */
+static int snapshot_send(struct kdbus_conn *s, uint64_t dst,
+			 struct snapshot_run *run, const char *area,
+			 size_t area_len)
+{
+	struct snapshot_truth *t = &run->sent[run->n_sent];
+	ssize_t n;
+
+	prctl(PR_GET_NAME, t->comm);
+	memcpy(t->cmdline, area, area_len);
+	t->cmdline_len = area_len;
+	getresgid(&t->gid, &(gid_t){ 0 }, &(gid_t){ 0 });
+	t->ngroups = getgroups(16, t->groups);
+	t->ppid = getppid();
+	n = readlink("/proc/self/exe", t->exe, sizeof(t->exe) - 1);
+	t->exe[n > 0 ? n : 0] = 0;
+	run->n_sent++;
+	return kdbus_send(s, dst, run->n_sent, 0, 0, 0, NULL, 0);
+}
+
+/*
+ * The sender: HELLO, then one message per change of its task data, some
+ * changes undone again; its parent exits before the last message, which
+ * must name the subreaper as the new parent. (The executable cannot be
+ * replaced while it is mapped: EXE is only compared.)
+ */
+static void snapshot_sender(const char *bus_path, uint64_t dst,
+			    struct snapshot_run *run, int done_fd)
+{
+	static char area[] = "kdbus-snap\0one\0";
+	static const gid_t groups[] = { 4242 };
+	const size_t len = sizeof(area) - 1;
+	char comm[16];
+	pid_t parent = getppid();
+	struct kdbus_conn *s;
+	int i;
+
+	if (set_cmdline_area(area, len) < 0 ||
+	    kdbus_hello(bus_path, 0, 0, KDBUS_DEFAULT_POOL, &s) < 0) {
+		snprintf(run->err, sizeof(run->err), "setup: %s",
+			 strerror(errno));
+		_exit(1);
+	}
+	prctl(PR_GET_NAME, comm);
+
+#define SNAP_SEND() \
+	do { \
+		if (snapshot_send(s, dst, run, area, len) < 0) { \
+			snprintf(run->err, sizeof(run->err), "send %d: %s", \
+				 run->n_sent, strerror(errno)); \
+			_exit(1); \
+		} \
+	} while (0)
+
+	SNAP_SEND();				/* 1: as at HELLO */
+	area[0] = 'K';				/* 2: argument bytes rewritten */
+	SNAP_SEND();
+	area[0] = 'k';				/* 3: as at HELLO again */
+	SNAP_SEND();
+	prctl(PR_SET_NAME, "kdbus-renamed");	/* 4: comm */
+	SNAP_SEND();
+	prctl(PR_SET_NAME, comm);		/* 5: as at HELLO again */
+	SNAP_SEND();
+	if (setgroups(1, groups) < 0 ||	/* 6: credentials */
+	    setresgid(1001, 1002, 1003) < 0) {
+		snprintf(run->err, sizeof(run->err), "set ids: %s",
+			 strerror(errno));
+		_exit(1);
+	}
+	SNAP_SEND();
+
+	/* 7: the parent exits; the subreaper adopts us */
+	close(done_fd);
+	for (i = 0; i < 500 && getppid() == parent; i++)
+		kdbus_msleep(10);
+	SNAP_SEND();
+#undef SNAP_SEND
+	_exit(0);
+}
+
+/*
+ * A message of the task that said HELLO carries the HELLO snapshot's items
+ * while that task is unchanged (kdbus_meta_proc_is_current()): every
+ * change must show in the next message, and undoing it must too.
+ */
+KDBUS_TEST(metadata, snapshot_follows_sender, 0)
+{
+	struct snapshot_run *run;
+	struct kdbus_conn *r;
+	struct kdbus_msg *m;
+	struct kdbus_item *it;
+	int pipefd[2], st, i, j;
+	uint64_t off;
+	pid_t mid;
+	char c;
+
+	run = mmap(NULL, sizeof(*run), PROT_READ | PROT_WRITE,
+		   MAP_SHARED | MAP_ANONYMOUS, -1, 0);
+	ASSERT(run != MAP_FAILED);
+	memset(run, 0, sizeof(*run));
+	ASSERT_OK(kdbus_hello(env->bus_path, 0, ATTACH_ALL,
+			      KDBUS_DEFAULT_POOL, &r));
+	ASSERT(pipe(pipefd) == 0);
+	ASSERT(prctl(PR_SET_CHILD_SUBREAPER, 1) == 0);
+
+	mid = fork();
+	ASSERT(mid >= 0);
+	if (mid == 0) {
+		/* the sender's first parent: exits when it says so */
+		if (fork() == 0) {
+			close(pipefd[0]);
+			snapshot_sender(env->bus_path, r->id, run, pipefd[1]);
+		}
+		close(pipefd[1]);
+		while (read(pipefd[0], &c, 1) > 0)
+			;
+		_exit(0);
+	}
+	close(pipefd[1]);
+	/* EOF once the sender closed its end (before its last message) */
+	while (read(pipefd[0], &c, 1) > 0)
+		;
+	close(pipefd[0]);
+	ASSERT(waitpid(mid, &st, 0) == mid);
+	/* the sender, now ours */
+	while (waitpid(-1, &st, 0) > 0)
+		;
+	prctl(PR_SET_CHILD_SUBREAPER, 0);
+	if (run->err[0])
+		FAIL("sender: %s", run->err);
+	ASSERT_EQ(run->n_sent, 7);
+	ASSERT_EQ(run->sent[6].ppid, getpid());
+	ASSERT_EQ(run->sent[5].ppid, mid);
+
+	for (i = 0; i < run->n_sent; i++) {
+		const struct snapshot_truth *t = &run->sent[i];
+
+		ASSERT_OK(kdbus_recv_msg(r, 0, 0, &m, &off));
+		ASSERT_EQ(m->cookie, (uint64_t)i + 1);
+		RUN(item_str_eq(kdbus_msg_find(m, KDBUS_ITEM_TID_COMM),
+				t->comm));
+		RUN(item_str_eq(kdbus_msg_find(m, KDBUS_ITEM_PID_COMM),
+				t->comm));
+		RUN(item_str_eq(kdbus_msg_find(m, KDBUS_ITEM_EXE), t->exe));
+		it = kdbus_msg_find(m, KDBUS_ITEM_CMDLINE);
+		ASSERT(it);
+		ASSERT_EQ(it->size - KDBUS_ITEM_HDR, t->cmdline_len);
+		ASSERT(memcmp(it->str, t->cmdline, t->cmdline_len) == 0);
+		it = kdbus_msg_find(m, KDBUS_ITEM_CREDS);
+		ASSERT(it);
+		ASSERT_EQ(it->creds.gid, t->gid);
+		it = kdbus_msg_find(m, KDBUS_ITEM_AUXGROUPS);
+		ASSERT(it);
+		ASSERT_EQ(it->size, KDBUS_ITEM_HDR +
+				    t->ngroups * sizeof(uint64_t));
+		for (j = 0; j < t->ngroups; j++)
+			ASSERT_EQ(it->data64[j], t->groups[j]);
+		it = kdbus_msg_find(m, KDBUS_ITEM_PIDS);
+		ASSERT(it);
+		ASSERT_EQ(it->pids.ppid, t->ppid);
+		ASSERT_OK(kdbus_free(r, off));
+	}
+	/* the changes really were changes */
+	ASSERT(run->sent[1].cmdline[0] == 'K' && run->sent[2].cmdline[0] == 'k');
+	ASSERT(strcmp(run->sent[3].comm, "kdbus-renamed") == 0);
+	ASSERT(strcmp(run->sent[4].comm, run->sent[0].comm) == 0);
+	ASSERT_EQ(run->sent[5].gid, 1001);
+
+	kdbus_conn_free(r);
+	munmap(run, sizeof(*run));
+	return TEST_OK;
+}
