@@ -1710,8 +1710,11 @@ static bool dbus_consistent(const struct kdbus_msg *msg, struct kdbus_message *m
         }
 }
 
-/* ":1.<id>" into @buf (at least 24 bytes): snprintf costs more than the rest of the check */
-static void unique_name_format(char *buf, uint64_t id)
+/*
+ * ":1.<id>" into @buf (at least 24 bytes), returning its length: snprintf
+ * costs more than the rest of the check
+ */
+static size_t unique_name_format(char *buf, uint64_t id)
 {
         char digits[20];
         size_t n = 0;
@@ -1724,6 +1727,7 @@ static void unique_name_format(char *buf, uint64_t id)
         for (size_t i = 0; i < n; i++)
                 buf[3 + i] = digits[n - 1 - i];
         buf[3 + n] = 0;
+        return 3 + n;
 }
 
 /*
@@ -1741,6 +1745,8 @@ static int bus_take_slice(struct kdbus_bus *bus, uint64_t offset, uint64_t slice
         size_t n_parts = 0, n_fds = 0, n_memfds = 0;
         int *fds = NULL, memfds[MAX_PARTS];
         const char *dst_name = NULL;
+        char sender[32], dest[32];      /* unique names by the kernel's ids */
+        struct message_known_names known = { { NULL, NULL }, { 0, 0 } };
         uint8_t *bytes = NULL;
         size_t n_bytes = 0;
         bool valid = false;
@@ -1883,6 +1889,17 @@ static int bus_take_slice(struct kdbus_bus *bus, uint64_t offset, uint64_t slice
                 if (hlen > parts[0].size)
                         goto out;
         }
+        /*
+         * The sender's unique name, and the destination's when no name was
+         * asked for: the header normalised to them below, and fields of
+         * the same bytes need no check of their own while parsed.
+         */
+        known.unique_len[0] = unique_name_format(sender, msg->src_id);
+        known.unique[0] = sender;
+        if (!dst_name && !in->broadcast) {
+                known.unique_len[1] = unique_name_format(dest, msg->dst_id);
+                known.unique[1] = dest;
+        }
         if (bus->external_bodies && !in->broadcast && n_parts == 2 && parts[1].memfd &&
             parts[1].size && kdbus_message_peek_size(parts[0].ptr, parts[0].size, &n_bytes) >= 0 &&
             n_bytes == parts[0].size + parts[1].size) {
@@ -1896,11 +1913,13 @@ static int bus_take_slice(struct kdbus_bus *bus, uint64_t offset, uint64_t slice
                 if (r < 0 && fd >= 0)
                         close(fd);
         } else if (n_parts == 1) {
-                r = message_parse_cached(&in->m, parts[0].ptr, parts[0].size, &bus->names_checked);
+                r = message_parse_received(&in->m, parts[0].ptr, parts[0].size,
+                                           &bus->names_checked, &known);
         } else {
                 r = reassemble(parts, n_parts, &bytes, &n_bytes);
                 if (r >= 0)
-                        r = message_parse_cached(&in->m, bytes, n_bytes, &bus->names_checked);
+                        r = message_parse_received(&in->m, bytes, n_bytes, &bus->names_checked,
+                                                   &known);
         }
         if (r < 0)
                 goto out;
@@ -1920,10 +1939,8 @@ static int bus_take_slice(struct kdbus_bus *bus, uint64_t offset, uint64_t slice
 
         /* header normalisation (libkdbus(3)) */
         {
-                char sender[32], dest[32];
                 const char *want = NULL, *have;
 
-                unique_name_format(sender, msg->src_id);
                 have = kdbus_message_get_sender(in->m);
                 if (!have || strcmp(have, sender) != 0) {
                         r = kdbus_message_set_sender(in->m, sender);
@@ -1933,7 +1950,6 @@ static int bus_take_slice(struct kdbus_bus *bus, uint64_t offset, uint64_t slice
                 if (dst_name) {
                         want = dst_name;
                 } else if (!in->broadcast) {
-                        unique_name_format(dest, msg->dst_id);
                         want = dest;
                 }
                 have = kdbus_message_get_destination(in->m);

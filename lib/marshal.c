@@ -444,24 +444,30 @@ static int writer_expect(struct kdbus_writer *w, const char *t, size_t tlen)
         }
 }
 
+/* padding, length (u32, or a byte for a signature), the bytes and a NUL: one reservation */
 static int writer_put_string(struct kdbus_writer *w, char type, const char *s, size_t len)
 {
+        size_t pad = type == 'g' ? 0 : align_up(w->size, 4) - w->size;
+        size_t head = type == 'g' ? 1 : 4;
         uint8_t *p;
-        uint32_t l32 = (uint32_t)len;
-        uint8_t l8 = (uint8_t)len;
         int r;
 
-        if (type == 'g')
-                r = writer_put(w, 1, &l8, 1);
-        else
-                r = writer_put(w, 4, &l32, 4);
+        r = writer_reserve(w, pad + head + len + 1, &p);
         if (r < 0)
                 return r;
-        r = writer_reserve(w, len + 1, &p);
-        if (r < 0)
-                return r;
-        memcpy(p, s, len);
-        p[len] = 0;
+        memset(p, 0, pad);
+        p += pad;
+        if (type == 'g') {
+                p[0] = (uint8_t)len;
+        } else {
+                uint32_t l32 = (uint32_t)len;
+
+                if (w->swap)
+                        l32 = __builtin_bswap32(l32);
+                memcpy(p, &l32, 4);
+        }
+        memcpy(p + head, s, len);
+        p[head + len] = 0;
         return 0;
 }
 
@@ -808,25 +814,39 @@ static void reader_advance(struct kdbus_reader *r, size_t tlen)
                 f->sig_pos += tlen;
 }
 
-/* a string, path or signature at the current position */
+/*
+ * A string, path or signature at the current position: its length (4-aligned
+ * u32, or a byte for a signature), the bytes and their NUL, read in place
+ * with the checks of reader_get(). The reader moves only on success.
+ */
 static int reader_get_string(struct kdbus_reader *r, char type, const char **out, size_t *out_len)
 {
+        size_t limit = reader_limit(r), pos = r->pos;
         const char *s;
         uint32_t len;
-        uint8_t l8;
-        int ret;
 
         if (type == 'g') {
-                ret = reader_get(r, 1, &l8, 1);
-                len = l8;
+                if (pos >= limit)
+                        return -EBADMSG;
+                len = r->data[pos++];
         } else {
-                ret = reader_get(r, 4, &len, 4);
+                size_t p = align_up(pos, 4);
+
+                if (p > limit || limit - p < 4)
+                        return -EBADMSG;
+                /* the padding of a validated reader's bytes was checked then */
+                if (!r->validated)
+                        for (; pos < p; ++pos)
+                                if (r->data[pos])
+                                        return -EBADMSG;
+                memcpy(&len, r->data + p, 4);
+                if (r->swap)
+                        len = __builtin_bswap32(len);
+                pos = p + 4;
         }
-        if (ret < 0)
-                return ret;
-        if (len >= reader_limit(r) - r->pos)
+        if (len >= limit - pos)
                 return -EBADMSG;        /* no room for the terminating NUL */
-        s = (const char *)r->data + r->pos;
+        s = (const char *)r->data + pos;
         if (s[len] != 0)
                 return -EBADMSG;
         /*
@@ -841,7 +861,7 @@ static int reader_get_string(struct kdbus_reader *r, char type, const char **out
                 if (type == 'o' && !kdbus_object_path_valid(s, len))
                         return -EBADMSG;
         }
-        r->pos += (size_t)len + 1;
+        r->pos = pos + (size_t)len + 1;
         *out = s;
         *out_len = len;
         return 0;

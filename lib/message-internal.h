@@ -24,9 +24,24 @@ struct message_name_cache {
         char interface[256];    /* never org.freedesktop.DBus.Local */
 };
 
+/*
+ * Unique names a receiver formatted itself from the kernel's ids of one
+ * message (":1.<src_id>", ":1.<dst_id>"): valid by construction, so a
+ * sender or destination field of the same bytes is compared, not checked.
+ * A NULL name is none.
+ */
+struct message_known_names {
+        const char *unique[2];
+        size_t unique_len[2];
+};
+
 /* kdbus_message_parse() with @cache for the destination, sender and interface */
 int message_parse_cached(struct kdbus_message **ret, const void *data, size_t size,
                          struct message_name_cache *cache);
+/* the same with @known (may be NULL) for the sender and destination */
+int message_parse_received(struct kdbus_message **ret, const void *data, size_t size,
+                           struct message_name_cache *cache,
+                           const struct message_known_names *known);
 
 /*
  * kdbus_message_new_method_call() with @cache for the destination and

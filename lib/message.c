@@ -520,10 +520,16 @@ static int message_commit_fields(struct kdbus_message *m, struct message_fields 
  * check): compared with the cache's (which may be NULL), else checked and,
  * when well-known and valid, remembered.
  */
-static bool bus_name_ok(const char *s, size_t len, struct message_name_cache *c)
+static bool bus_name_ok(const char *s, size_t len, struct message_name_cache *c,
+                        const struct message_known_names *known)
 {
         if (c && len && len == c->bus_name_len && !memcmp(s, c->bus_name, len))
                 return true;
+        if (known && len && s[0] == ':')
+                for (size_t i = 0; i < 2; ++i)
+                        if (known->unique[i] && len == known->unique_len[i] &&
+                            !memcmp(s, known->unique[i], len))
+                                return true;
         if (!kdbus_bus_name_valid_len(s, len))
                 return false;
         if (c && s[0] != ':') {
@@ -589,7 +595,7 @@ static int message_new_method_call(struct kdbus_message **ret, const char *desti
                 return -EINVAL;
         if (interface && !interface_ok(interface, lens[2], cache))
                 return -EINVAL;         /* also the reserved Local interface */
-        if (destination && !bus_name_ok(destination, lens[1], cache))
+        if (destination && !bus_name_ok(destination, lens[1], cache, NULL))
                 return -EINVAL;
         if (!strcmp(path, LOCAL_PATH))
                 return -EINVAL;
@@ -977,7 +983,8 @@ int kdbus_message_peek_size(const void *data, size_t size, size_t *total)
  * @cache (may be NULL) holds names that passed before.
  */
 static bool field_value_ok(uint8_t code, const char *s, size_t len, uint32_t u,
-                           struct message_name_cache *cache)
+                           struct message_name_cache *cache,
+                           const struct message_known_names *known)
 {
         switch (code) {
         case KDBUS_FIELD_PATH:
@@ -990,7 +997,7 @@ static bool field_value_ok(uint8_t code, const char *s, size_t len, uint32_t u,
                 return kdbus_interface_name_valid_len(s, len);
         case KDBUS_FIELD_DESTINATION:
         case KDBUS_FIELD_SENDER:
-                return bus_name_ok(s, len, cache);
+                return bus_name_ok(s, len, cache, known);
         case KDBUS_FIELD_REPLY_SERIAL:
                 return u != 0;
         default: /* UNIX_FDS; SIGNATURE: checked with its type */
@@ -1029,7 +1036,7 @@ static int parse_field(struct kdbus_message *m, struct kdbus_reader *r, uint8_t 
         if (ret < 0)
                 return ret;
 
-        ok = field_value_ok(code, s, s ? strlen(s) : 0, u, NULL);
+        ok = field_value_ok(code, s, s ? strlen(s) : 0, u, NULL, NULL);
         if (code == KDBUS_FIELD_REPLY_SERIAL)
                 f->reply_serial = u;
         else if (code == KDBUS_FIELD_UNIX_FDS)
@@ -1074,16 +1081,34 @@ static int parse_header(struct kdbus_message *m, const uint8_t *data, size_t hea
 }
 
 /*
+ * The @n (0-7) bytes before the 8-aligned offset @end of @data are zero:
+ * one load, not a loop. When @n is not 0, @end is at least 8.
+ */
+static bool padding_zero(const uint8_t *data, size_t end, size_t n)
+{
+        uint64_t w;
+
+        if (!n)
+                return true;
+        memcpy(&w, data + end - 8, 8);
+        /* the last @n bytes of the word */
+        if (__BYTE_ORDER__ == __ORDER_LITTLE_ENDIAN__)
+                return !(w >> (8 * (8 - n)));
+        return !(w << (8 * (8 - n)));
+}
+
+/*
  * The header fields read directly, without the general reader: the common
  * header (known fields, each once, well formed) costs a few comparisons a
  * field. Returns 1 when every field was taken; 0 when the header needs
  * parse_header() (unknown or repeated fields, anything malformed: the
  * general reader then finds the error), with the fields taken so far
  * dropped; -ENOMEM. With @borrow, @data is m->data and the string fields
- * point into it.
+ * point into it. The message has no fields yet.
  */
 static int parse_header_fast(struct kdbus_message *m, const uint8_t *data, size_t header_end,
-                             bool borrow, struct message_name_cache *cache)
+                             bool borrow, struct message_name_cache *cache,
+                             const struct message_known_names *known)
 {
         struct message_fields *f = &m->fields;
         size_t pos = KDBUS_MESSAGE_HEADER_SIZE;
@@ -1094,18 +1119,23 @@ static int parse_header_fast(struct kdbus_message *m, const uint8_t *data, size_
                 size_t start = (pos + 7) & ~(size_t)7;
                 const char *s = NULL;
                 uint32_t u = 0, len = 0;
-                uint8_t code;
+                uint16_t bit;
+                uint8_t code, head[4];
                 char type;
 
-                if (start > header_end || header_end - start < 8)
+                if (start > header_end || header_end - start < 8 ||
+                    !padding_zero(data, start, start - pos))
                         goto slow;
-                for (; pos < start; ++pos)
-                        if (data[pos])
-                                goto slow;
+                pos = start;
                 code = data[pos];
                 type = field_type(code);
-                if (!type || field_present(f, code) || data[pos + 1] != 1 ||
-                    data[pos + 2] != (uint8_t)type || data[pos + 3] != 0)
+                bit = (uint16_t)(1U << (code & 15));
+                /* the code, and the variant's signature: length 1, the type, NUL */
+                head[0] = code;
+                head[1] = 1;
+                head[2] = (uint8_t)type;
+                head[3] = 0;
+                if (!type || (f->present & bit) || memcmp(data + pos, head, 4))
                         goto slow;
                 pos += 4;
                 if (type == 'u') {
@@ -1135,19 +1165,27 @@ static int parse_header_fast(struct kdbus_message *m, const uint8_t *data, size_
                                 goto slow;
                         pos += (size_t)len + 1;
                 }
-                if (!field_value_ok(code, s, len, u, cache))
+                if (!field_value_ok(code, s, len, u, cache, known))
                         goto slow;
                 if (type == 'u') {
                         if (code == KDBUS_FIELD_REPLY_SERIAL)
                                 f->reply_serial = u;
                         else
                                 f->unix_fds = u;
-                        field_add(f, code);
                 } else if (borrow) {
-                        field_borrow_string(f, code, s, len);
-                } else if (field_set_string(f, code, s) < 0) {
-                        return -ENOMEM;
+                        f->strings[code] = (char *)s;
+                        f->lens[code] = len;
+                        f->borrowed |= bit;
+                } else {
+                        f->strings[code] = strdup(s);
+                        if (!f->strings[code]) {
+                                fields_free(f);
+                                return -ENOMEM;
+                        }
+                        f->lens[code] = len;
                 }
+                f->order[f->n_order++] = code;
+                f->present |= bit;
         }
         return 1;
 slow:
@@ -1182,21 +1220,20 @@ static bool required_fields_present(const struct kdbus_message *m)
  */
 static int parse_header_checked(struct kdbus_message *m, const uint8_t *p, size_t header_end,
                                 size_t body_offset, bool borrow, bool *canonical,
-                                struct message_name_cache *cache)
+                                struct message_name_cache *cache,
+                                const struct message_known_names *known)
 {
-        size_t i;
         int r;
 
-        r = parse_header_fast(m, p, header_end, borrow, cache);
+        r = parse_header_fast(m, p, header_end, borrow, cache, known);
         if (canonical)
                 *canonical = r > 0;
         if (r == 0)
                 r = parse_header(m, p, header_end);
         if (r < 0)
                 return r;
-        for (i = header_end; i < body_offset; ++i)
-                if (p[i])
-                        return -EBADMSG;
+        if (!padding_zero(p, body_offset, body_offset - header_end))
+                return -EBADMSG;
         return required_fields_present(m) ? 0 : -EBADMSG;
 }
 
@@ -1220,11 +1257,18 @@ static int message_new_received(struct kdbus_message **ret, const uint8_t *p)
 
 int kdbus_message_parse(struct kdbus_message **ret, const void *data, size_t size)
 {
-        return message_parse_cached(ret, data, size, NULL);
+        return message_parse_received(ret, data, size, NULL, NULL);
 }
 
 int message_parse_cached(struct kdbus_message **ret, const void *data, size_t size,
                          struct message_name_cache *cache)
+{
+        return message_parse_received(ret, data, size, cache, NULL);
+}
+
+int message_parse_received(struct kdbus_message **ret, const void *data, size_t size,
+                           struct message_name_cache *cache,
+                           const struct message_known_names *known)
 {
         _cleanup_message_ struct kdbus_message *m = NULL;
         const uint8_t *p = data;
@@ -1257,7 +1301,8 @@ int message_parse_cached(struct kdbus_message **ret, const void *data, size_t si
         memcpy(m->data, p, size);
         m->size = size;
         m->body_offset = body_offset;
-        r = parse_header_checked(m, m->data, header_end, body_offset, true, &canonical, cache);
+        r = parse_header_checked(m, m->data, header_end, body_offset, true, &canonical, cache,
+                                 known);
         if (r < 0)
                 return r;
 
@@ -1986,7 +2031,7 @@ int kdbus_message_parse_external(struct kdbus_message **ret, const void *header,
         r = message_new_received(&m, p);
         if (r < 0)
                 return r;
-        r = parse_header_checked(m, p, header_end, body_offset, false, NULL, NULL);
+        r = parse_header_checked(m, p, header_end, body_offset, false, NULL, NULL, NULL);
         if (r < 0)
                 return r;
 

@@ -152,6 +152,12 @@ int kdbus_signature_validate_nested(const char *signature, size_t len, bool sing
 
         if (len > KDBUS_SIGNATURE_MAX)
                 return -E2BIG;
+        /* the common case, basic types only: each is one complete type */
+        while (pos < len && kdbus_type_is_basic(signature[pos]))
+                ++pos;
+        if (pos == len)
+                return single && len != 1 ? -EINVAL : 0;
+        pos = 0;
         if (memchr(signature, 0, len))
                 return -EINVAL;
         if (single && len == 0)

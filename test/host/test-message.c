@@ -772,6 +772,25 @@ static void test_name_cache(void)
         bad += message_new_method_call_borrowed(&m, "org.c.d", "/p", "org.e.F", "1M", &cache) != -EINVAL;
         bad += strcmp(cache.interface, "org.e.F") != 0;
 
+        /* known unique names: the exact bytes pass, nothing else does */
+        {
+                static const char *const senders[] = { ":1.5", ":1.50", "::1.5", ":1.", ":1.5." };
+                struct message_known_names known = { { ":1.5", NULL }, { 4, 0 } };
+
+                for (size_t i = 0; i < 5; ++i) {
+                        struct raw_field f[3] = {
+                                F_PATH("/a"), F_MEMBER("M"),
+                                { KDBUS_FIELD_SENDER, 's', senders[i], 0 },
+                        };
+
+                        n = raw_message(buf, sizeof(buf), 1, 5, f, 3, NULL, 0);
+                        /* ":1.50" is valid by its own check */
+                        bad += message_parse_received(&m, buf, n, NULL, &known) !=
+                               (i < 2 ? 0 : -EBADMSG);
+                        m = kdbus_message_unref(m);
+                }
+        }
+
         /* borrowed strings: sealing copies them into the message's bytes */
         {
                 char dest[] = "org.c.d", path[] = "/p", iface[] = "org.e.F", member[] = "M";
