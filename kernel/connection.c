@@ -1235,7 +1235,7 @@ exit:
  */
 int kdbus_cmd_conn_info(struct kdbus_conn *conn, void __user *argp)
 {
-	struct kdbus_meta_conn *meta_conn = NULL;
+	struct kdbus_meta_conn meta_conn;
 	struct kdbus_item *meta_items = NULL;
 	size_t meta_size = 0;
 	size_t n_kvec = 0;
@@ -1262,6 +1262,7 @@ int kdbus_cmd_conn_info(struct kdbus_conn *conn, void __user *argp)
 	if (ret != 0)
 		return ret;
 
+	kdbus_meta_conn_init(&meta_conn);
 	ret = kdbus_sanitize_attach_flags(cmd->attach_flags, &attach_flags);
 	if (ret < 0)
 		goto exit;
@@ -1320,22 +1321,15 @@ int kdbus_cmd_conn_info(struct kdbus_conn *conn, void __user *argp)
 	 */
 	attach_flags = kdbus_meta_info_mask(owner_conn, attach_flags);
 
-	meta_conn = kdbus_meta_conn_new();
-	if (IS_ERR(meta_conn)) {
-		ret = PTR_ERR(meta_conn);
-		meta_conn = NULL;
-		goto exit;
-	}
-
 	down_read(&bus->name_registry->rwlock);
-	ret = kdbus_meta_conn_collect(meta_conn, owner_conn, NULL,
+	ret = kdbus_meta_conn_collect(&meta_conn, owner_conn, NULL,
 				      attach_flags);
 	up_read(&bus->name_registry->rwlock);
 	if (ret < 0)
 		goto exit;
 
 	ret = kdbus_meta_emit(owner_conn->meta_proc, owner_conn->fake,
-			      meta_conn, conn, attach_flags, &meta_items,
+			      &meta_conn, conn, attach_flags, &meta_items,
 			      &meta_size);
 	if (ret < 0)
 		goto exit;
@@ -1353,7 +1347,7 @@ int kdbus_cmd_conn_info(struct kdbus_conn *conn, void __user *argp)
 
 exit:
 	kfree(meta_items);
-	kdbus_meta_conn_unref(meta_conn);
+	kdbus_meta_conn_destroy(&meta_conn);
 	kdbus_conn_unref(owner_conn);
 	return kdbus_args_clear(&args, ret);
 }

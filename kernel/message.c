@@ -269,6 +269,7 @@ static struct kdbus_staging *kdbus_staging_alloc(struct kdbus_bus *bus,
 	staging->bus = kdbus_bus_ref(bus);
 	staging->msg_size = msg_size;
 	staging->seq = atomic64_inc_return(&bus->last_message_id);
+	kdbus_meta_conn_init(&staging->meta_conn);
 	INIT_LIST_HEAD(&staging->notify_entry);
 	return staging;
 }
@@ -304,23 +305,19 @@ static int kdbus_staging_meta_objects(struct kdbus_staging *staging,
 				      u64 mask)
 {
 	struct kdbus_meta_proc *mp;
-	struct kdbus_meta_conn *mc;
-
-	if ((mask & KDBUS_META_CONN_ITEMS) && !staging->meta_conn) {
-		mc = kdbus_meta_conn_new();
-		if (IS_ERR(mc))
-			return PTR_ERR(mc);
-		staging->meta_conn = mc;
-	}
+	int ret;
 
 	if ((mask & KDBUS_META_PROC_ITEMS) && !staging->meta_proc &&
 	    !staging->kernel && !staging->src->fake) {
 		struct kdbus_meta_proc *snapshot = staging->src->meta_proc;
 
-		/* the sender's HELLO snapshot, if it still describes it */
+		/*
+		 * The sender's HELLO snapshot, if it still describes it: the
+		 * command line is the snapshot's, or was not read.
+		 */
 		if (snapshot &&
-		    kdbus_meta_proc_is_current(snapshot, staging->cmdline,
-					       staging->cmdline_size)) {
+		    (!staging->cmdline_read || staging->cmdline_same) &&
+		    kdbus_meta_proc_is_current(snapshot)) {
 			staging->meta_proc = kdbus_meta_proc_ref(snapshot);
 			staging->meta_proc_shared = true;
 			return 0;
@@ -332,9 +329,15 @@ static int kdbus_staging_meta_objects(struct kdbus_staging *staging,
 		/* else at least its strings, if still its own */
 		kdbus_meta_proc_lend(mp, snapshot);
 		if (staging->cmdline_read) {
-			kdbus_meta_proc_set_cmdline(mp, staging->cmdline,
-						    staging->cmdline_size);
+			ret = kdbus_meta_proc_set_cmdline(mp, staging->cmdline,
+							  staging->cmdline_size,
+							  staging->cmdline_same ?
+							  snapshot : NULL);
 			staging->cmdline = NULL;
+			if (ret < 0) {
+				kdbus_meta_proc_unref(mp);
+				return ret;
+			}
 		}
 		staging->meta_proc = mp;
 	}
@@ -807,11 +810,13 @@ struct kdbus_staging *kdbus_staging_new_user(struct kdbus_bus *bus,
 	 * it (kdbus_staging_emit_meta() never reads it under the locks).
 	 */
 	if (!src->fake && atomic_read(&bus->cmdline_receivers)) {
-		ret = kdbus_meta_read_cmdline(&staging->cmdline,
+		ret = kdbus_meta_read_cmdline(src->meta_proc,
+					      &staging->cmdline,
 					      &staging->cmdline_size);
 		if (ret < 0)
 			goto error;
 		staging->cmdline_read = true;
+		staging->cmdline_same = ret > 0;
 	}
 
 	return staging;
@@ -842,7 +847,7 @@ struct kdbus_staging *kdbus_staging_free(struct kdbus_staging *staging)
 
 	kfree(staging->meta_items);
 	kfree(staging->cmdline);
-	kdbus_meta_conn_unref(staging->meta_conn);
+	kdbus_meta_conn_destroy(&staging->meta_conn);
 	kdbus_meta_proc_unref(staging->meta_proc);
 	kdbus_gaps_unref(staging->gaps);
 	kdbus_bus_unref(staging->bus);
@@ -904,7 +909,7 @@ static int kdbus_staging_meta(struct kdbus_staging *staging,
 	 * was compared with the one read, if one was.
 	 */
 	if (staging->meta_proc_shared) {
-		if (!staging->cmdline)
+		if (!staging->cmdline_read)
 			mask &= ~KDBUS_ATTACH_CMDLINE;
 	} else {
 		ret = kdbus_meta_proc_collect(staging->meta_proc,
@@ -913,12 +918,12 @@ static int kdbus_staging_meta(struct kdbus_staging *staging,
 			return ret;
 	}
 
-	ret = kdbus_meta_conn_collect(staging->meta_conn, staging->src, &ts,
+	ret = kdbus_meta_conn_collect(&staging->meta_conn, staging->src, &ts,
 				      mask);
 	if (ret < 0)
 		return ret;
 
-	ret = kdbus_meta_emit(staging->meta_proc, NULL, staging->meta_conn,
+	ret = kdbus_meta_emit(staging->meta_proc, NULL, &staging->meta_conn,
 			      dst, mask, &staging->meta_items,
 			      &staging->meta_size);
 	if (ret < 0)

@@ -15,6 +15,7 @@
 #include <uapi/linux/kdbus.h>
 
 #include "limits.h"
+#include "metadata.h"
 
 struct file;
 struct kdbus_bus;
@@ -78,12 +79,14 @@ struct kdbus_gaps {
  *			still described it (kdbus_meta_proc_is_current())
  * @cmdline:		the sender's argument area, read at staging if a
  *			receiver on the bus may want it, until @meta_proc is
- *			created (then it owns it) or it matched the snapshot's
+ *			created (then it owns it)
  * @cmdline_size:	bytes in @cmdline
  * @cmdline_read:	the argument area was read (@cmdline is NULL if the
- *			sender has none or it was not readable)
+ *			sender has none, it was not readable or it equals
+ *			the HELLO snapshot's)
+ * @cmdline_same:	it equals the HELLO snapshot's (not copied)
  * @meta_conn:		connection metadata of the sender and the timestamp,
- *			NULL until a receiver wants such an item
+ *			collected when a receiver first wants such an item
  * @meta_dst:		receiver @meta_items was rendered for, or NULL
  * @meta_items:		metadata items rendered for @meta_dst, or NULL
  * @meta_size:		size of @meta_items (every item padded)
@@ -141,7 +144,8 @@ struct kdbus_staging {
 	char *cmdline;
 	size_t cmdline_size;
 	bool cmdline_read;
-	struct kdbus_meta_conn *meta_conn;
+	bool cmdline_same;
+	struct kdbus_meta_conn meta_conn;
 	const struct kdbus_conn *meta_dst;
 	struct kdbus_item *meta_items;
 	size_t meta_size;

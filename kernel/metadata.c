@@ -126,29 +126,6 @@ struct kdbus_meta_proc {
 };
 
 /**
- * struct kdbus_meta_conn - connection metadata
- * @kref:		Reference count
- * @lock:		Serialises collection, see the file comment
- * @collected:		KDBUS_ATTACH_* items collection was attempted for
- * @valid:		KDBUS_ATTACH_* items whose data exists
- * @ts:			Timestamp of the message (TIMESTAMP)
- * @owned_names_items:	Prebuilt KDBUS_ITEM_OWNED_NAME items (NAMES)
- * @owned_names_size:	Bytes in @owned_names_items
- * @conn_description:	Description of the connection (CONN_DESCRIPTION)
- */
-struct kdbus_meta_conn {
-	struct kref kref;
-	struct mutex lock; /* collection, see above */
-	u64 collected;
-	u64 valid;
-
-	struct kdbus_timestamp ts;
-	struct kdbus_item *owned_names_items;
-	size_t owned_names_size;
-	char *conn_description;
-};
-
-/**
  * kdbus_meta_proc_new() - create process metadata object
  *
  * Return: new object (nothing collected) or ERR_PTR(-ENOMEM).
@@ -247,9 +224,6 @@ static bool kdbus_meta_comm_is(struct task_struct *task, const char *comm)
 /**
  * kdbus_meta_proc_is_current() - whether a snapshot still describes current
  * @snapshot:	a complete snapshot that never changes (HELLO's)
- * @cmdline:	current's argument area as read for this message
- *		(kdbus_meta_read_cmdline()), or NULL
- * @cmdline_size: bytes in @cmdline
  *
  * A message whose sending task is the one that said HELLO, unchanged, can
  * carry the HELLO snapshot's items instead of collecting its own: one
@@ -257,14 +231,13 @@ static bool kdbus_meta_comm_is(struct task_struct *task, const char *comm)
  * compared: the credentials (CREDS, AUXGROUPS, CAPS: a struct cred never
  * changes, and the snapshot's reference keeps its address from being
  * reused), the pids, both comm strings, the executable's path, the
- * command line, the cgroup and secid (the keys of kdbus_meta_proc_lend())
- * and the audit ids. The caller leaves CMDLINE out of the items if it did
- * not read the command line.
+ * cgroup and secid (the keys of kdbus_meta_proc_lend()) and the audit
+ * ids. The command line is in user memory: the caller compared it before
+ * taking any lock (kdbus_meta_read_cmdline()), or leaves CMDLINE out.
  *
  * Return: true if every item of @snapshot is current's.
  */
-bool kdbus_meta_proc_is_current(const struct kdbus_meta_proc *snapshot,
-				const char *cmdline, size_t cmdline_size)
+bool kdbus_meta_proc_is_current(const struct kdbus_meta_proc *snapshot)
 {
 	const struct kdbus_meta_proc *snap = snapshot;
 	struct file *exe_file = NULL;
@@ -299,11 +272,6 @@ bool kdbus_meta_proc_is_current(const struct kdbus_meta_proc *snapshot,
 
 	if (!kdbus_meta_comm_is(current, snap->tid_comm) ||
 	    !kdbus_meta_comm_is(current->group_leader, snap->pid_comm))
-		return false;
-
-	if (cmdline && (!(snap->valid & KDBUS_ATTACH_CMDLINE) ||
-			snap->cmdline_size != cmdline_size ||
-			memcmp(snap->cmdline, cmdline, cmdline_size)))
 		return false;
 
 	if (current->mm)
@@ -351,20 +319,45 @@ static void kdbus_meta_proc_collect_exe(struct kdbus_meta_proc *mp)
 	mp->valid |= KDBUS_ATTACH_EXE;
 }
 
+/* whether the area [@start, @start + @len) of current holds @like */
+static bool kdbus_meta_cmdline_is(unsigned long start, size_t len,
+				  const char *like)
+{
+	char chunk[128];
+	size_t off, n;
+
+	for (off = 0; off < len; off += n) {
+		n = min(len - off, sizeof(chunk));
+		if (copy_from_user(chunk, (const char __user *)start + off, n))
+			return false;
+		/* as stored: the last byte is a NUL */
+		if (off + n == len)
+			chunk[n - 1] = '\0';
+		if (memcmp(chunk, like + off, n))
+			return false;
+	}
+	return true;
+}
+
 /**
  * kdbus_meta_read_cmdline() - read the argument area of current
+ * @like:	snapshot whose command line to compare with first, or NULL
  * @out:	set to a kmalloc'ed, NUL-terminated copy, or NULL if current
- *		has none or it is not readable (the item is left out then,
- *		as procfs shows an empty cmdline)
+ *		has none, it is not readable (the item is left out then,
+ *		as procfs shows an empty cmdline) or it equals @like's
  * @out_size:	set to the bytes in *@out, or 0
  *
  * The whole area, capped (kdbus.connection(7)). get_cmdline() is not
  * exported; the area of current is read with copy_from_user(). This is
- * the one metadata item in user memory: no lock may be held.
+ * the one metadata item in user memory: no lock may be held. A command
+ * line equal to @like's is compared through a buffer on the stack and
+ * not copied: a message usually carries the one its sender had at HELLO.
  *
- * Return: 0 on success (also if the item is left out), -ENOMEM.
+ * Return: 1 if the command line equals @like's, 0 if it was read into
+ * *@out (or left out), -ENOMEM.
  */
-int kdbus_meta_read_cmdline(char **out, size_t *out_size)
+int kdbus_meta_read_cmdline(const struct kdbus_meta_proc *like, char **out,
+			    size_t *out_size)
 {
 	struct mm_struct *mm = current->mm;
 	unsigned long start, end;
@@ -386,6 +379,13 @@ int kdbus_meta_read_cmdline(char **out, size_t *out_size)
 		return 0;
 
 	len = min_t(unsigned long, end - start, KDBUS_META_CMDLINE_MAX);
+
+	/* a snapshot is complete and never changes: no lock needed */
+	if (like && (like->valid & KDBUS_ATTACH_CMDLINE) &&
+	    like->cmdline_size == len &&
+	    kdbus_meta_cmdline_is(start, len, like->cmdline))
+		return 1;
+
 	buf = kmalloc(len, GFP_KERNEL_ACCOUNT);
 	if (!buf)
 		return -ENOMEM;
@@ -407,10 +407,21 @@ int kdbus_meta_read_cmdline(char **out, size_t *out_size)
  * @mp:		object CMDLINE was not collected into yet
  * @cmdline:	from kdbus_meta_read_cmdline(), or NULL; @mp owns it now
  * @size:	bytes in @cmdline
+ * @like:	the snapshot kdbus_meta_read_cmdline() found it equal to (its
+ *		command line is copied), or NULL
+ *
+ * Return: 0 on success, -ENOMEM.
  */
-void kdbus_meta_proc_set_cmdline(struct kdbus_meta_proc *mp, char *cmdline,
-				 size_t size)
+int kdbus_meta_proc_set_cmdline(struct kdbus_meta_proc *mp, char *cmdline,
+				size_t size, const struct kdbus_meta_proc *like)
 {
+	if (like) {
+		size = like->cmdline_size;
+		cmdline = kmemdup(like->cmdline, size, GFP_KERNEL_ACCOUNT);
+		if (!cmdline)
+			return -ENOMEM;
+	}
+
 	mutex_lock(&mp->lock);
 	mp->cmdline = cmdline;
 	mp->cmdline_size = size;
@@ -418,6 +429,7 @@ void kdbus_meta_proc_set_cmdline(struct kdbus_meta_proc *mp, char *cmdline,
 		mp->valid |= KDBUS_ATTACH_CMDLINE;
 	mp->collected |= KDBUS_ATTACH_CMDLINE;
 	mutex_unlock(&mp->lock);
+	return 0;
 }
 
 /*
@@ -573,7 +585,8 @@ int kdbus_meta_proc_collect(struct kdbus_meta_proc *mp, u64 what)
 		kdbus_meta_proc_collect_exe(mp);
 
 	if (what & KDBUS_ATTACH_CMDLINE) {
-		ret = kdbus_meta_read_cmdline(&mp->cmdline, &mp->cmdline_size);
+		ret = kdbus_meta_read_cmdline(NULL, &mp->cmdline,
+					      &mp->cmdline_size);
 		if (ret < 0)
 			goto exit_unlock;
 		if (mp->cmdline)
@@ -603,58 +616,24 @@ exit_unlock:
 }
 
 /**
- * kdbus_meta_conn_new() - create connection metadata object
- *
- * Return: new object (nothing collected) or ERR_PTR(-ENOMEM).
+ * kdbus_meta_conn_init() - initialise connection metadata
+ * @mc:		object to initialise (embedded in a staging object, or on the
+ *		stack of CONN_INFO: one per message or query, never shared)
  */
-struct kdbus_meta_conn *kdbus_meta_conn_new(void)
+void kdbus_meta_conn_init(struct kdbus_meta_conn *mc)
 {
-	struct kdbus_meta_conn *mc;
-
-	mc = kzalloc(sizeof(*mc), GFP_KERNEL_ACCOUNT);
-	if (!mc)
-		return ERR_PTR(-ENOMEM);
-
-	kref_init(&mc->kref);
+	memset(mc, 0, sizeof(*mc));
 	mutex_init(&mc->lock);
-	return mc;
 }
 
-static void kdbus_meta_conn_free(struct kref *kref)
+/**
+ * kdbus_meta_conn_destroy() - free what connection metadata collected
+ * @mc:		object initialised with kdbus_meta_conn_init()
+ */
+void kdbus_meta_conn_destroy(struct kdbus_meta_conn *mc)
 {
-	struct kdbus_meta_conn *mc = container_of(kref, struct kdbus_meta_conn,
-						  kref);
-
-	kfree(mc->conn_description);
 	kfree(mc->owned_names_items);
 	mutex_destroy(&mc->lock);
-	kfree(mc);
-}
-
-/**
- * kdbus_meta_conn_ref() - take a reference on connection metadata
- * @mc:		object, or NULL
- *
- * Return: @mc
- */
-struct kdbus_meta_conn *kdbus_meta_conn_ref(struct kdbus_meta_conn *mc)
-{
-	if (mc)
-		kref_get(&mc->kref);
-	return mc;
-}
-
-/**
- * kdbus_meta_conn_unref() - drop a reference on connection metadata
- * @mc:		object, or NULL
- *
- * Return: NULL
- */
-struct kdbus_meta_conn *kdbus_meta_conn_unref(struct kdbus_meta_conn *mc)
-{
-	if (mc)
-		kref_put(&mc->kref, kdbus_meta_conn_free);
-	return NULL;
 }
 
 /*
@@ -744,13 +723,9 @@ int kdbus_meta_conn_collect(struct kdbus_meta_conn *mc,
 			goto exit_unlock;
 	}
 
+	/* set at HELLO, freed with @conn, which outlives @mc */
 	if ((what & KDBUS_ATTACH_CONN_DESCRIPTION) && conn->description) {
-		mc->conn_description = kstrdup(conn->description,
-					       GFP_KERNEL_ACCOUNT);
-		if (!mc->conn_description) {
-			ret = -ENOMEM;
-			goto exit_unlock;
-		}
+		mc->conn_description = conn->description;
 		mc->valid |= KDBUS_ATTACH_CONN_DESCRIPTION;
 	}
 

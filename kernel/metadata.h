@@ -9,6 +9,7 @@
 #ifndef __KDBUS_METADATA_H
 #define __KDBUS_METADATA_H
 
+#include <linux/mutex.h>
 #include <linux/types.h>
 #include <uapi/linux/kdbus.h>
 
@@ -48,21 +49,42 @@ struct kdbus_meta_conn;
 #define KDBUS_META_PROC_VISIBLE	(KDBUS_META_PROC_ITEMS &		\
 				 ~KDBUS_META_IMPLICIT)
 
+/**
+ * struct kdbus_meta_conn - connection metadata of a message or CONN_INFO
+ * @lock:		Serialises collection, see metadata.c
+ * @collected:		KDBUS_ATTACH_* items collection was attempted for
+ * @valid:		KDBUS_ATTACH_* items whose data exists
+ * @ts:			Timestamp of the message (TIMESTAMP)
+ * @owned_names_items:	Prebuilt KDBUS_ITEM_OWNED_NAME items (NAMES)
+ * @owned_names_size:	Bytes in @owned_names_items
+ * @conn_description:	Description of the connection (CONN_DESCRIPTION),
+ *			the connection's own string: it outlives the object
+ */
+struct kdbus_meta_conn {
+	struct mutex lock; /* collection, see metadata.c */
+	u64 collected;
+	u64 valid;
+
+	struct kdbus_timestamp ts;
+	struct kdbus_item *owned_names_items;
+	size_t owned_names_size;
+	const char *conn_description;
+};
+
 struct kdbus_meta_proc *kdbus_meta_proc_new(void);
 struct kdbus_meta_proc *kdbus_meta_proc_ref(struct kdbus_meta_proc *mp);
 struct kdbus_meta_proc *kdbus_meta_proc_unref(struct kdbus_meta_proc *mp);
 void kdbus_meta_proc_lend(struct kdbus_meta_proc *mp,
 			  struct kdbus_meta_proc *snapshot);
-bool kdbus_meta_proc_is_current(const struct kdbus_meta_proc *snapshot,
-				const char *cmdline, size_t cmdline_size);
+bool kdbus_meta_proc_is_current(const struct kdbus_meta_proc *snapshot);
 int kdbus_meta_proc_collect(struct kdbus_meta_proc *mp, u64 what);
-int kdbus_meta_read_cmdline(char **out, size_t *out_size);
-void kdbus_meta_proc_set_cmdline(struct kdbus_meta_proc *mp, char *cmdline,
-				 size_t size);
+int kdbus_meta_read_cmdline(const struct kdbus_meta_proc *like, char **out,
+			    size_t *out_size);
+int kdbus_meta_proc_set_cmdline(struct kdbus_meta_proc *mp, char *cmdline,
+				size_t size, const struct kdbus_meta_proc *like);
 
-struct kdbus_meta_conn *kdbus_meta_conn_new(void);
-struct kdbus_meta_conn *kdbus_meta_conn_ref(struct kdbus_meta_conn *mc);
-struct kdbus_meta_conn *kdbus_meta_conn_unref(struct kdbus_meta_conn *mc);
+void kdbus_meta_conn_init(struct kdbus_meta_conn *mc);
+void kdbus_meta_conn_destroy(struct kdbus_meta_conn *mc);
 int kdbus_meta_conn_collect(struct kdbus_meta_conn *mc,
 			    struct kdbus_conn *conn,
 			    const struct kdbus_timestamp *ts, u64 what);

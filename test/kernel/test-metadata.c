@@ -1242,7 +1242,7 @@ KDBUS_TEST(metadata, cgroup_follows_sender, 0)
 /* what the snapshot test's sender was when it sent message i (1-based) */
 struct snapshot_truth {
 	char comm[16];
-	char cmdline[16];
+	char cmdline[300];
 	size_t cmdline_len;
 	gid_t gid;
 	int ngroups;
@@ -1286,14 +1286,18 @@ static int snapshot_send(struct kdbus_conn *s, uint64_t dst,
 static void snapshot_sender(const char *bus_path, uint64_t dst,
 			    struct snapshot_run *run, int done_fd)
 {
-	static char area[] = "kdbus-snap\0one\0";
+	/* longer than the kernel's compare buffer: a change in a later chunk */
+	static char area[300];
 	static const gid_t groups[] = { 4242 };
-	const size_t len = sizeof(area) - 1;
+	const size_t len = sizeof(area);
 	char comm[16];
 	pid_t parent = getppid();
 	struct kdbus_conn *s;
 	int i;
 
+	memset(area, 'a', len);
+	memcpy(area, "kdbus-snap", 11);
+	area[len - 1] = 0;
 	if (set_cmdline_area(area, len) < 0 ||
 	    kdbus_hello(bus_path, 0, 0, KDBUS_DEFAULT_POOL, &s) < 0) {
 		snprintf(run->err, sizeof(run->err), "setup: %s",
@@ -1312,9 +1316,9 @@ static void snapshot_sender(const char *bus_path, uint64_t dst,
 	} while (0)
 
 	SNAP_SEND();				/* 1: as at HELLO */
-	area[0] = 'K';				/* 2: argument bytes rewritten */
+	area[200] = 'B';			/* 2: argument bytes rewritten */
 	SNAP_SEND();
-	area[0] = 'k';				/* 3: as at HELLO again */
+	area[200] = 'a';			/* 3: as at HELLO again */
 	SNAP_SEND();
 	prctl(PR_SET_NAME, "kdbus-renamed");	/* 4: comm */
 	SNAP_SEND();
@@ -1420,7 +1424,8 @@ KDBUS_TEST(metadata, snapshot_follows_sender, 0)
 		ASSERT_OK(kdbus_free(r, off));
 	}
 	/* the changes really were changes */
-	ASSERT(run->sent[1].cmdline[0] == 'K' && run->sent[2].cmdline[0] == 'k');
+	ASSERT(run->sent[1].cmdline[200] == 'B' &&
+	       run->sent[2].cmdline[200] == 'a');
 	ASSERT(strcmp(run->sent[3].comm, "kdbus-renamed") == 0);
 	ASSERT(strcmp(run->sent[4].comm, run->sent[0].comm) == 0);
 	ASSERT_EQ(run->sent[5].gid, 1001);
