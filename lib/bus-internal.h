@@ -87,6 +87,7 @@ struct kdbus_bus {
         /* from HELLO */
         uint64_t id;
         char unique[32];
+        size_t unique_len;
         uint8_t id128[16];
         uint64_t bus_flags;
         uint64_t bloom_size;

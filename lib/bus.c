@@ -855,6 +855,7 @@ int kdbus_bus_start(struct kdbus_bus *bus)
         bus->bus_flags = hello->bus_flags;
         memcpy(bus->id128, hello->id128, sizeof(bus->id128));
         snprintf(bus->unique, sizeof(bus->unique), ":1.%llu", (unsigned long long)bus->id);
+        bus->unique_len = strlen(bus->unique);
 
         r = -EOPNOTSUPP;
         if (hello->offset < bus->pool_size && hello->items_size >= ITEM_HEADER_SIZE + 16 &&
@@ -1278,7 +1279,7 @@ static int bus_seal(struct kdbus_bus *bus, struct kdbus_message *m)
                 return 0;
         if (++bus->serial == 0)
                 bus->serial = 1;
-        return message_seal_own(m, bus->serial, bus->unique);
+        return message_seal_own(m, bus->serial, bus->unique, bus->unique_len);
 }
 
 static bool is_driver_call(struct kdbus_message *m)
@@ -1372,7 +1373,7 @@ static int bus_send_raw(struct kdbus_bus *bus, struct kdbus_message *m, uint64_t
                 size_t isize = sizeof(*msg);
 
                 if (dst_id == KDBUS_DST_ID_NAME) {
-                        dest_len = strlen(dest);
+                        dest_len = message_field_len(m, KDBUS_FIELD_DESTINATION);
                         isize += ALIGN8(ITEM_HEADER_SIZE + dest_len + 1);
                 }
                 isize += ALIGN8(ITEM_HEADER_SIZE + sizeof(struct kdbus_vec));
@@ -1529,7 +1530,7 @@ int kdbus_bus_send(struct kdbus_bus *bus, struct kdbus_message *m, uint32_t *ser
         {
                 const char *dest = kdbus_message_get_destination(m);
 
-                if (dest && strcmp(dest, KDBUS_DRIVER_NAME) == 0)
+                if (dest && dest[0] != ':' && strcmp(dest, KDBUS_DRIVER_NAME) == 0)
                         return 0;       /* other types to the driver are dropped */
         }
         r = bus_send_raw(bus, m, reply_deadline(bus, m, bus->timeout_usec), false, NULL);
@@ -1745,6 +1746,7 @@ static int bus_take_slice(struct kdbus_bus *bus, uint64_t offset, uint64_t slice
         size_t n_parts = 0, n_fds = 0, n_memfds = 0;
         int *fds = NULL, memfds[MAX_PARTS];
         const char *dst_name = NULL;
+        size_t dst_name_len = 0;
         char sender[32], dest[32];      /* unique names by the kernel's ids */
         struct message_known_names known = { { NULL, NULL }, { 0, 0 } };
         uint8_t *bytes = NULL;
@@ -1814,7 +1816,10 @@ static int bus_take_slice(struct kdbus_bus *bus, uint64_t offset, uint64_t slice
                         };
                         break;
                 case KDBUS_ITEM_DST_NAME:
-                        if (!len || strnlen(item->str, len) == len)
+                        if (!len)
+                                goto out;
+                        dst_name_len = strnlen(item->str, len);
+                        if (dst_name_len == len)
                                 goto out;
                         dst_name = item->str;
                         break;
@@ -1937,23 +1942,29 @@ static int bus_take_slice(struct kdbus_bus *bus, uint64_t offset, uint64_t slice
                 n_fds = 0;
         }
 
-        /* header normalisation (libkdbus(3)) */
+        /* header normalisation (libkdbus(3)); the names compared by their lengths first */
         {
                 const char *want = NULL, *have;
+                size_t want_len = 0;
 
                 have = kdbus_message_get_sender(in->m);
-                if (!have || strcmp(have, sender) != 0) {
+                if (!have || message_field_len(in->m, KDBUS_FIELD_SENDER) != known.unique_len[0] ||
+                    memcmp(have, sender, known.unique_len[0]) != 0) {
                         r = kdbus_message_set_sender(in->m, sender);
                         if (r < 0)
                                 goto out;
                 }
                 if (dst_name) {
                         want = dst_name;
+                        want_len = dst_name_len;
                 } else if (!in->broadcast) {
                         want = dest;
+                        want_len = known.unique_len[1];
                 }
                 have = kdbus_message_get_destination(in->m);
-                if (!want != !have || (want && strcmp(want, have) != 0)) {
+                if (!want != !have ||
+                    (want && (message_field_len(in->m, KDBUS_FIELD_DESTINATION) != want_len ||
+                              memcmp(want, have, want_len) != 0))) {
                         r = kdbus_message_set_destination(in->m, want);
                         if (r < 0)
                                 goto out;

@@ -1155,6 +1155,17 @@ int kdbus_reader_skip(struct kdbus_reader *r)
         return ret;
 }
 
+/* the signature left in the outermost frame has basic types only */
+static bool reader_rest_basic(const struct kdbus_reader *r)
+{
+        const struct kdbus_frame *f = &r->frames[0];
+
+        for (size_t i = f->sig_pos; i < f->sig_len; ++i)
+                if (!kdbus_type_is_basic(f->signature[i]))
+                        return false;
+        return true;
+}
+
 int kdbus_reader_validate(struct kdbus_reader *r)
 {
         struct kdbus_reader_state saved;
@@ -1163,8 +1174,21 @@ int kdbus_reader_validate(struct kdbus_reader *r)
         if (r->depth != 0)
                 return -EINVAL;
         kdbus_reader_save(r, &saved);
-        while ((ret = reader_skip_one(r)) > 0)
-                ;
+        if (reader_rest_basic(r)) {
+                /* a flat body (most are): each type is one value, no descent */
+                struct kdbus_frame *f = &r->frames[0];
+                union {
+                        uint64_t u64;
+                        const char *s;
+                } buf;
+
+                ret = 0;
+                while (ret >= 0 && f->sig_pos < f->sig_len)
+                        ret = reader_basic(r, f->signature[f->sig_pos], &buf);
+        } else {
+                while ((ret = reader_skip_one(r)) > 0)
+                        ;
+        }
         if (ret >= 0 && r->pos != r->frames[0].end)
                 ret = -EBADMSG;         /* bytes beyond the signature */
         kdbus_reader_restore(r, &saved);

@@ -32,7 +32,7 @@ bool kdbus_unique_name_parse(const char *name, uint64_t *id)
         uint64_t v = 0;
         const char *p;
 
-        if (!name || strncmp(name, ":1.", 3) != 0 || !name[3])
+        if (!name || name[0] != ':' || name[1] != '1' || name[2] != '.' || !name[3])
                 return false;
         for (p = name + 3; *p; p++) {
                 if (*p < '0' || *p > '9')

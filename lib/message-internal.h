@@ -58,7 +58,11 @@ int message_new_method_return_borrowed(struct kdbus_message **ret,
 
 /*
  * kdbus_message_seal() with @sender the connection's own unique name
- * (":1.<id>" from HELLO), which is valid by construction and not checked
- * again on every message sent.
+ * (":1.<id>" from HELLO) of @own_unique_len bytes, which is valid by
+ * construction and not checked (nor measured) again on every message sent.
  */
-int message_seal_own(struct kdbus_message *m, uint32_t serial, const char *own_unique);
+int message_seal_own(struct kdbus_message *m, uint32_t serial, const char *own_unique,
+                     size_t own_unique_len);
+
+/* the length of the string field @code, which is present (a getter returned it) */
+size_t message_field_len(const struct kdbus_message *m, uint8_t code);

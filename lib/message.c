@@ -853,8 +853,9 @@ int kdbus_message_set_sender(struct kdbus_message *m, const char *sender)
 
 /* ---- sealing and bytes ---- */
 
+/* @sender_len: strlen(@sender), or SIZE_MAX when not known (then @sender is checked) */
 static int message_seal(struct kdbus_message *m, uint32_t serial, const char *sender,
-                        bool sender_checked)
+                        size_t sender_len)
 {
         struct message_fields old = m->fields;
         const uint16_t sig_bit = 1U << KDBUS_FIELD_SIGNATURE, sender_bit = 1U << KDBUS_FIELD_SENDER;
@@ -863,7 +864,7 @@ static int message_seal(struct kdbus_message *m, uint32_t serial, const char *se
 
         if (m->sealed)
                 return -EPERM;
-        if (serial == 0 || (sender && !sender_checked && !kdbus_bus_name_valid(sender)))
+        if (serial == 0 || (sender && sender_len == SIZE_MAX && !kdbus_bus_name_valid(sender)))
                 return -EINVAL;
         if (m->body.depth != 0)
                 return -EBUSY;          /* a container is still open */
@@ -888,11 +889,13 @@ static int message_seal(struct kdbus_message *m, uint32_t serial, const char *se
         m->fields.unix_fds = (uint32_t)m->n_fds;
         if (m->n_fds)
                 field_add(&m->fields, KDBUS_FIELD_UNIX_FDS);
-        else
+        else if (field_present(&m->fields, KDBUS_FIELD_UNIX_FDS))
                 field_remove(&m->fields, KDBUS_FIELD_UNIX_FDS);
         if (sender) {
+                if (sender_len == SIZE_MAX)
+                        sender_len = strlen(sender);    /* a valid name: <= 255 */
                 m->fields.strings[KDBUS_FIELD_SENDER] = (char *)sender;
-                m->fields.lens[KDBUS_FIELD_SENDER] = (uint32_t)strlen(sender); /* a name: <= 255 */
+                m->fields.lens[KDBUS_FIELD_SENDER] = (uint32_t)sender_len;
                 m->fields.borrowed |= sender_bit;
                 field_add(&m->fields, KDBUS_FIELD_SENDER);
         }
@@ -916,12 +919,18 @@ static int message_seal(struct kdbus_message *m, uint32_t serial, const char *se
 
 int kdbus_message_seal(struct kdbus_message *m, uint32_t serial, const char *sender)
 {
-        return message_seal(m, serial, sender, false);
+        return message_seal(m, serial, sender, SIZE_MAX);
 }
 
-int message_seal_own(struct kdbus_message *m, uint32_t serial, const char *own_unique)
+int message_seal_own(struct kdbus_message *m, uint32_t serial, const char *own_unique,
+                     size_t own_unique_len)
 {
-        return message_seal(m, serial, own_unique, true);
+        return message_seal(m, serial, own_unique, own_unique_len);
+}
+
+size_t message_field_len(const struct kdbus_message *m, uint8_t code)
+{
+        return m->fields.lens[code];
 }
 
 int kdbus_message_get_data(const struct kdbus_message *m, const void **data, size_t *size)
@@ -1732,7 +1741,9 @@ static int read_one(struct kdbus_message *m, const char **types, va_list *ap)
                 return r;
 
         if (kdbus_type_is_basic(t[0])) {
-                r = kdbus_message_read_basic(m, t[0], va_arg(*ap, void *));
+                /* kdbus_message_readv() made the reader; h is an index into the fds */
+                r = t[0] == 'h' ? kdbus_message_read_basic(m, 'h', va_arg(*ap, void *))
+                                : kdbus_reader_read_basic(&m->reader, t[0], va_arg(*ap, void *));
                 if (r == 0)
                         return -ENXIO;
                 if (r < 0)

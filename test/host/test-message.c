@@ -704,7 +704,7 @@ static void test_inline_storage(void)
 
 /*
  * The per-connection cache of names that passed their checks
- * (message_parse_cached(), message_new_method_call_cached()): only the
+ * (message_parse_cached(), message_new_method_call_borrowed()): only the
  * exact bytes of a kept name are taken on trust, bus names and interface
  * names are kept apart, unique names are not kept, and the reserved Local
  * interface never passes.
