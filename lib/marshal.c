@@ -712,7 +712,7 @@ int kdbus_reader_init_checked(struct kdbus_reader *r, const void *data, size_t s
 {
         if (!endian_valid(endian) || pos > size || (size && !data) || sig_len > KDBUS_SIGNATURE_MAX)
                 return -EINVAL;
-        /* member by member: the peek buffer is written before it is read */
+        /* member by member */
         r->data = data;
         r->size = size;
         r->swap = endian != KDBUS_NATIVE_ENDIAN;
@@ -723,7 +723,7 @@ int kdbus_reader_init_checked(struct kdbus_reader *r, const void *data, size_t s
         r->frames = &r->frame0;
         r->n_frames = 1;
         r->validated = false;
-        r->peek[0] = 0;
+        r->peek = NULL;
         frame_init_outer(&r->frame0, signature, sig_len, pos, size);
         return 0;
 }
@@ -732,6 +732,8 @@ void kdbus_reader_deinit(struct kdbus_reader *r)
 {
         if (r->frames != &r->frame0)
                 free(r->frames);
+        free(r->peek);
+        r->peek = NULL;
         r->frames = NULL;
         r->n_frames = 0;
 }
@@ -1081,6 +1083,12 @@ int kdbus_reader_peek(struct kdbus_reader *r, char *type, const char **contents)
                 *type = t[0];
         if (contents) {
                 if (c) {
+                        /* most readers never peek: the buffer is not part of every message */
+                        if (!r->peek) {
+                                r->peek = malloc(KDBUS_SIGNATURE_MAX + 1);
+                                if (!r->peek)
+                                        return -ENOMEM;
+                        }
                         memcpy(r->peek, c, clen);
                         r->peek[clen] = 0;
                         *contents = r->peek;

@@ -124,7 +124,7 @@ struct kdbus_reader {
         struct kdbus_frame *frames; /* frame0 until a container is entered */
         unsigned int n_frames;
         bool validated;         /* kdbus_reader_validate() passed: strings are known good */
-        char peek[KDBUS_SIGNATURE_MAX + 1];
+        char *peek;             /* kdbus_reader_peek()'s contents, allocated on first use */
         struct kdbus_frame frame0; /* never copy a reader */
 };
 

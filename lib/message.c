@@ -59,7 +59,7 @@ struct kdbus_message {
         struct message_fields fields;
 
         char *strings;                  /* the constructor's fields (message_set_strings()) */
-        bool strings_owned;             /* strings is an allocation, not strings_inline */
+        bool strings_owned;             /* strings is an allocation, not the tail */
         int *fds;                       /* owned, in index order */
         size_t n_fds;
 
@@ -88,21 +88,28 @@ struct kdbus_message {
          * malloc's per-thread cache with each one's first frame inside).
          */
         union {
-                struct {
-                        struct kdbus_writer body;       /* has_writer */
-                        /*
-                         * The constructor's strings when they fit: sealing
-                         * points every field into m->data before the
-                         * reader takes this memory.
-                         */
-                        char strings_inline[128];
-                };
+                struct kdbus_writer body;       /* has_writer */
                 struct kdbus_reader reader;     /* has_reader */
         };
+
+        /*
+         * The rest of the object's allocation (MESSAGE_ALLOC_SIZE): the
+         * bytes of a small message, so that they need no allocation of
+         * their own (message_bytes_alloc()), or before sealing the
+         * constructor's strings (message_set_strings()).
+         */
+        uint8_t tail[];
 };
 
-/* glibc's per-thread cache serves chunks up to 1032 bytes: a message is one */
-_Static_assert(sizeof(struct kdbus_message) <= 1024, "a message object outgrows malloc's tcache");
+/*
+ * glibc's per-thread cache serves requests up to 1032 bytes as fast as
+ * small ones: every message object takes 1024, and what its members leave
+ * holds the bytes of a message that fits.
+ */
+#define MESSAGE_ALLOC_SIZE      1024
+#define MESSAGE_TAIL_SIZE       (MESSAGE_ALLOC_SIZE - offsetof(struct kdbus_message, tail))
+_Static_assert(offsetof(struct kdbus_message, tail) <= MESSAGE_ALLOC_SIZE - 256,
+               "a message object leaves too little room for the bytes of a small message");
 
 static char field_type(uint8_t code)
 {
@@ -249,8 +256,8 @@ static int fields_copy(struct message_fields *dst, const struct message_fields *
 }
 
 /*
- * Once sealed the body and the fields are in m->data; the memory of the
- * writer and of the inline strings becomes the reader's.
+ * Once sealed the body and the fields are in m->data: the writer's memory
+ * becomes the reader's, and the constructor's strings are not needed.
  */
 static void message_drop_writer(struct kdbus_message *m)
 {
@@ -270,6 +277,25 @@ static void close_fds(int *fds, size_t n)
                         close(fds[i]);
 }
 
+/*
+ * Memory for @size bytes of message data: the object's tail when they fit
+ * and the tail is not in use (the current data or the constructor's
+ * strings, either the source of a copy into the new bytes), else an
+ * allocation; message_bytes_free() releases.
+ */
+static uint8_t *message_bytes_alloc(struct kdbus_message *m, size_t size)
+{
+        if (size <= MESSAGE_TAIL_SIZE && m->data != m->tail && m->strings != (char *)m->tail)
+                return m->tail;
+        return malloc(size);
+}
+
+static void message_bytes_free(struct kdbus_message *m, uint8_t *data)
+{
+        if (data != m->tail)
+                free(data);
+}
+
 /* @with_writer: a message to build (parsed ones have no body writer) */
 static int message_new(struct kdbus_message **ret, uint8_t type, char endian, bool with_writer)
 {
@@ -280,7 +306,7 @@ static int message_new(struct kdbus_message **ret, uint8_t type, char endian, bo
          * Not calloc(): glibc serves it past the per-thread cache, and the
          * reader (half the object) is initialised when it is made.
          */
-        m = malloc(sizeof(*m));
+        m = malloc(MESSAGE_ALLOC_SIZE);
         if (!m)
                 return -ENOMEM;
         memset(m, 0, offsetof(struct kdbus_message, body));
@@ -322,8 +348,8 @@ static int message_set_strings(struct kdbus_message *m, const uint8_t *codes,
         }
         for (i = 0; i < n; ++i)
                 total += values[i] ? lens[i] + 1 : 0;
-        if (m->has_writer && total <= sizeof(m->strings_inline)) {
-                p = m->strings_inline;
+        if (total <= MESSAGE_TAIL_SIZE && !m->data) {
+                p = (char *)m->tail;
         } else {
                 p = malloc(total ? total : 1);
                 if (!p)
@@ -364,7 +390,7 @@ struct kdbus_message *kdbus_message_unref(struct kdbus_message *m)
                 munmap(m->ext_map, m->ext_map_size);
                 close(m->ext_fd);
         }
-        free(m->data);
+        message_bytes_free(m, m->data);
         free(m);
         return NULL;
 }
@@ -433,7 +459,7 @@ static int message_build(struct kdbus_message *m, const void *body, size_t body_
                 return -EMSGSIZE;
         size = body_offset + body_size;
         /* the body is copied over; only the header's padding needs zeroes */
-        data = malloc(body_offset + (body_size ? body_size : 1));
+        data = message_bytes_alloc(m, body_offset + (body_size ? body_size : 1));
         if (!data)
                 return -ENOMEM;
         memset(data, 0, body_offset);
@@ -485,7 +511,7 @@ static int message_build(struct kdbus_message *m, const void *body, size_t body_
         if (m->has_reader)
                 kdbus_reader_deinit(&m->reader);
         m->has_reader = false;
-        free(m->data);
+        message_bytes_free(m, m->data);
         m->data = data;
         m->size = size;
         m->body_offset = body_offset;
@@ -1304,7 +1330,7 @@ int message_parse_received(struct kdbus_message **ret, const void *data, size_t 
         body_offset = (header_end + 7) & ~(size_t)7;
 
         /* parsed and validated in the message's own copy of the bytes */
-        m->data = malloc(size);
+        m->data = message_bytes_alloc(m, size);
         if (!m->data)
                 return -ENOMEM;
         memcpy(m->data, p, size);

@@ -820,6 +820,45 @@ static void test_name_cache(void)
                "borrowed strings are copied at sealing (%u wrong)", bad);
 }
 
+/*
+ * A small message's bytes live in the object's own allocation, a large
+ * one's are allocated; rewriting the header of either (a sender set on a
+ * sealed message) reads the old bytes while writing the new ones.
+ */
+static void test_bytes_in_object(void)
+{
+        char big[600];
+        unsigned int bad = 0;
+
+        memset(big, 'x', sizeof(big) - 1);
+        big[sizeof(big) - 1] = 0;
+        for (int large = 0; large < 2; ++large) {
+                struct kdbus_message *m = NULL, *p = NULL;
+                const char *s = NULL, *sender;
+                const void *data;
+                size_t size;
+
+                bad += kdbus_message_new_method_call(&m, "org.a.b", "/p", "org.a.I", "M") != 0;
+                bad += kdbus_message_append(m, "s", large ? big : "hi") != 0;
+                bad += kdbus_message_seal(m, 7, ":1.1") != 0;
+                bad += kdbus_message_get_data(m, &data, &size) != 0 || (size > 500) != large;
+                bad += kdbus_message_parse(&p, data, size) != 0;
+                /* twice: the second rewrite starts from the first one's bytes */
+                for (int i = 0; i < 2; ++i) {
+                        sender = i ? ":1.23456789" : ":1.2";
+                        bad += kdbus_message_set_sender(p, sender) != 0;
+                        bad += strcmp(kdbus_message_get_sender(p), sender) != 0;
+                        bad += strcmp(kdbus_message_get_member(p), "M") != 0;
+                        bad += kdbus_message_rewind(p) != 0 || kdbus_message_read(p, "s", &s) != 0 ||
+                               strcmp(s, large ? big : "hi") != 0;
+                }
+                kdbus_message_unref(p);
+                kdbus_message_unref(m);
+        }
+        tap_ok(bad == 0, "api: small messages' bytes in the object, large ones allocated, headers "
+               "rewritten from either (%u wrong)", bad);
+}
+
 static void test_fds(void)
 {
         _cleanup_msg_ struct kdbus_message *m = NULL, *p = NULL;
@@ -855,7 +894,7 @@ static void test_fds(void)
 
 int main(void)
 {
-        tap_plan(39);
+        tap_plan(40);
         test_vectors();
         test_round_trip();
         test_api_errors();
@@ -863,6 +902,7 @@ int main(void)
         test_name_fields();
         test_inline_storage();
         test_name_cache();
+        test_bytes_in_object();
         test_fds();
         return tap_done();
 }
