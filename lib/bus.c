@@ -2178,6 +2178,8 @@ int bus_read_machine_id(char out[33])
         return -ENOENT;
 }
 
+#define PEER_INTERFACE "org.freedesktop.DBus.Peer"
+
 static void dispatch_method_call(struct kdbus_bus *bus, struct kdbus_message *m)
 {
         const char *iface = kdbus_message_get_interface(m);
@@ -2189,7 +2191,8 @@ static void dispatch_method_call(struct kdbus_bus *bus, struct kdbus_message *m)
         size_t n;
         char text[512];
 
-        if (!iface || strcmp(iface, "org.freedesktop.DBus.Peer") == 0) {
+        if (!iface || (message_field_len(m, KDBUS_FIELD_INTERFACE) == strlen(PEER_INTERFACE) &&
+                       memcmp(iface, PEER_INTERFACE, strlen(PEER_INTERFACE)) == 0)) {
                 if (strcmp(member, "Ping") == 0 && !strcmp(kdbus_message_get_signature(m), "")) {
                         kdbus_bus_reply(bus, m, "");
                         return;

@@ -39,7 +39,8 @@ bool kdbus_unique_name_parse(const char *name, uint64_t *id)
                         return false;
                 uint64_t d = (uint64_t)(*p - '0');
 
-                if (v > (UINT64_MAX - d) / 10)
+                /* v * 10 + d overflows (compared with constants: no division a digit) */
+                if (v > UINT64_MAX / 10 || (v == UINT64_MAX / 10 && d > UINT64_MAX % 10))
                         return false;
                 v = v * 10 + d;
         }

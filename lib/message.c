@@ -155,7 +155,7 @@ static void field_remove(struct message_fields *f, uint8_t code)
 
 static void field_drop_string(struct message_fields *f, uint8_t code)
 {
-        if (!(f->borrowed & (1U << code)))
+        if (f->strings[code] && !(f->borrowed & (1U << code)))
                 free(f->strings[code]);
         f->borrowed &= ~(1U << code);
         f->strings[code] = NULL;
