@@ -346,6 +346,7 @@ static int message_set_strings(struct kdbus_message *m, const uint8_t *codes,
                                 field_borrow_string(&m->fields, codes[i], values[i], lens[i]);
                 return 0;
         }
+
         for (i = 0; i < n; ++i)
                 total += values[i] ? lens[i] + 1 : 0;
         if (total <= MESSAGE_TAIL_SIZE && !m->data) {
@@ -623,7 +624,7 @@ static int message_new_method_call(struct kdbus_message **ret, const char *desti
                 return -EINVAL;         /* also the reserved Local interface */
         if (destination && !bus_name_ok(destination, lens[1], cache, NULL))
                 return -EINVAL;
-        if (!strcmp(path, LOCAL_PATH))
+        if (lens[0] == strlen(LOCAL_PATH) && !memcmp(path, LOCAL_PATH, lens[0]))
                 return -EINVAL;
 
         r = message_new(&m, KDBUS_MESSAGE_METHOD_CALL, KDBUS_LITTLE_ENDIAN, true);
