@@ -781,11 +781,17 @@ u64 kdbus_meta_info_mask(const struct kdbus_conn *conn, u64 mask)
 	       ~KDBUS_ATTACH_TIMESTAMP;
 }
 
-/* ids are 32 bit, stored zero-extended; invalid (unset) ids are ~0U */
+/*
+ * ids are 32 bit, stored zero-extended; invalid (unset) ids are ~0U. The
+ * initial namespace maps every valid id to itself: receivers there, most
+ * of them, need no map lookup per id.
+ */
 static u64 kdbus_meta_uid(struct user_namespace *ns, kuid_t uid)
 {
 	if (!uid_valid(uid))
 		return (u32)-1;
+	if (ns == &init_user_ns)
+		return __kuid_val(uid);
 	return (u32)from_kuid_munged(ns, uid);
 }
 
@@ -793,6 +799,8 @@ static u64 kdbus_meta_gid(struct user_namespace *ns, kgid_t gid)
 {
 	if (!gid_valid(gid))
 		return (u32)-1;
+	if (ns == &init_user_ns)
+		return __kgid_val(gid);
 	return (u32)from_kgid_munged(ns, gid);
 }
 
@@ -1146,7 +1154,9 @@ int kdbus_meta_emit(struct kdbus_meta_proc *mp,
 	}
 
 	if (mask & KDBUS_ATTACH_AUDIT) {
-		uid_t loginuid = from_kuid(user_ns, mp->audit_loginuid);
+		kuid_t kuid = mp->audit_loginuid;
+		uid_t loginuid = user_ns == &init_user_ns ? __kuid_val(kuid) :
+				 from_kuid(user_ns, kuid);
 
 		item->type = KDBUS_ITEM_AUDIT;
 		item->size = KDBUS_ITEM_HEADER_SIZE + sizeof(item->audit);
