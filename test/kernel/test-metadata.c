@@ -190,6 +190,15 @@ static int bus_creator_info(struct kdbus_conn *c, uint64_t attach,
 	return 0;
 }
 
+/* zeroed memory shared with forked senders (anonymous mappings are zero) */
+static void *shared_zeroed(size_t size)
+{
+	void *p = mmap(NULL, size, PROT_READ | PROT_WRITE,
+		       MAP_SHARED | MAP_ANONYMOUS, -1, 0);
+
+	return p == MAP_FAILED ? NULL : p;
+}
+
 /* --- what the sender really is ------------------------------------------ */
 
 struct sender_truth {
@@ -450,10 +459,8 @@ KDBUS_TEST(metadata, sender_identity, 0)
 	pid_t pid;
 	int i, status;
 
-	t = mmap(NULL, sizeof(*t), PROT_READ | PROT_WRITE,
-		 MAP_SHARED | MAP_ANONYMOUS, -1, 0);
-	ASSERT(t != MAP_FAILED);
-	memset(t, 0, sizeof(*t));
+	t = shared_zeroed(sizeof(*t));
+	ASSERT(t);
 
 	ASSERT_OK(kdbus_hello(env->bus_path, 0, ATTACH_ALL,
 			      KDBUS_DEFAULT_POOL, &r));
@@ -1357,10 +1364,8 @@ KDBUS_TEST(metadata, snapshot_follows_sender, 0)
 	pid_t mid;
 	char c;
 
-	run = mmap(NULL, sizeof(*run), PROT_READ | PROT_WRITE,
-		   MAP_SHARED | MAP_ANONYMOUS, -1, 0);
-	ASSERT(run != MAP_FAILED);
-	memset(run, 0, sizeof(*run));
+	run = shared_zeroed(sizeof(*run));
+	ASSERT(run);
 	ASSERT_OK(kdbus_hello(env->bus_path, 0, ATTACH_ALL,
 			      KDBUS_DEFAULT_POOL, &r));
 	ASSERT(pipe(pipefd) == 0);
