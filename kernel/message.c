@@ -479,14 +479,15 @@ static int kdbus_msg_examine(struct kdbus_bus *bus, struct kdbus_conn *src,
 			     struct kdbus_cmd_send *cmd,
 			     const struct kdbus_msg *msg,
 			     size_t *out_n_parts, size_t *out_n_memfds,
-			     size_t *out_n_fds, size_t *out_trimmed)
+			     size_t *out_n_fds, size_t *out_trimmed,
+			     u64 *out_n_payload)
 {
 	bool is_broadcast = msg->dst_id == KDBUS_DST_ID_BROADCAST;
 	bool is_signal = msg->flags & KDBUS_MSG_SIGNAL;
 	bool has_bloom = false, has_name = false, has_fds = false;
 	const struct kdbus_item *item;
 	size_t n_parts = 0, n_memfds = 0, n_fds = 0, trimmed;
-	u64 vec_size = 0;
+	u64 vec_size = 0, n_payload = 0;
 
 	/* src_id must be 0 or the sender's own id */
 	if (msg->src_id != 0 && msg->src_id != src->id)
@@ -534,8 +535,10 @@ static int kdbus_msg_examine(struct kdbus_bus *bus, struct kdbus_conn *src,
 				    !access_ok(ptr, size))
 					return -EFAULT;
 				++n_parts;
+				n_payload += size;
 			} else if (size % 8) {
 				++n_parts;
+				n_payload += size % 8;
 			}
 			break;
 		}
@@ -547,8 +550,10 @@ static int kdbus_msg_examine(struct kdbus_bus *bus, struct kdbus_conn *src,
 			if (++n_memfds > KDBUS_MSG_MAX_MEMFD_ITEMS)
 				return -E2BIG;
 			/* size % 8 zero bytes keep the payload stream aligned */
-			if (item->memfd.size % 8)
+			if (item->memfd.size % 8) {
 				++n_parts;
+				n_payload += item->memfd.size % 8;
+			}
 			break;
 
 		case KDBUS_ITEM_FDS:
@@ -596,6 +601,7 @@ static int kdbus_msg_examine(struct kdbus_bus *bus, struct kdbus_conn *src,
 	*out_n_memfds = n_memfds;
 	*out_n_fds = n_fds;
 	*out_trimmed = trimmed;
+	*out_n_payload = n_payload;
 	return 0;
 }
 
@@ -668,6 +674,34 @@ static int kdbus_staging_pin_payload(struct kdbus_staging *staging)
 	return 0;
 }
 
+/*
+ * Copy a small payload stream (at most KDBUS_STAGING_COPY_MAX bytes) into
+ * the staging object, in the sender's context with no lock held, as the
+ * header and items were: for a few hundred bytes two copies cost less
+ * than pinning and unpinning the pages under them, and the whole message
+ * then reaches each pool in one write. Padding parts stay zero (the
+ * object is allocated zeroed).
+ */
+static int kdbus_staging_copy_payload(struct kdbus_staging *staging)
+{
+	u8 *p = staging->payload_copy;
+	size_t i, user = 0;
+
+	for (i = 0; i < staging->n_parts; i++) {
+		const struct iovec *part = &staging->parts[i];
+
+		if (part->iov_base) {
+			if (copy_from_user(p, part->iov_base, part->iov_len))
+				return -EFAULT;
+			user += part->iov_len;
+		}
+		p += part->iov_len;
+	}
+
+	kdbus_stats_add(KDBUS_STAT_COPY_USER, user);
+	return 0;
+}
+
 /**
  * kdbus_staging_new_user() - validate and stage a message from user space
  * @bus:	bus the message is sent on
@@ -677,8 +711,10 @@ static int kdbus_staging_pin_payload(struct kdbus_staging *staging)
  *
  * Runs steps 4 to 9 of the SEND validation pipeline: header semantics,
  * item rules, cross checks, import of descriptors and assignment of the
- * bus sequence number. Payload vectors stay in user memory; they are
- * copied once, at delivery, straight into each receiver's pool.
+ * bus sequence number. Payload vectors stay in user memory, pinned; they
+ * are copied once, at delivery, straight into each receiver's pool. A
+ * payload stream of at most KDBUS_STAGING_COPY_MAX bytes is copied in here
+ * instead, like the header.
  *
  * Return: new staging object or ERR_PTR on failure.
  */
@@ -687,22 +723,28 @@ struct kdbus_staging *kdbus_staging_new_user(struct kdbus_bus *bus,
 					     struct kdbus_cmd_send *cmd,
 					     struct kdbus_msg *msg)
 {
-	size_t n_parts, n_memfds, n_fds, trimmed;
+	size_t n_parts, n_memfds, n_fds, trimmed, copy_size = 0;
 	struct kdbus_staging *staging;
 	struct kdbus_item *item;
-	u64 payload = 0;
+	u64 payload = 0, n_payload;
 	int ret;
 
 	ret = kdbus_msg_examine(bus, src, cmd, msg, &n_parts, &n_memfds,
-				&n_fds, &trimmed);
+				&n_fds, &trimmed, &n_payload);
 	if (ret < 0)
 		return ERR_PTR(ret);
 
-	staging = kdbus_staging_alloc(bus, KDBUS_ALIGN8(trimmed));
+	if (n_payload <= KDBUS_STAGING_COPY_MAX)
+		copy_size = n_payload;
+
+	staging = kdbus_staging_alloc(bus, KDBUS_ALIGN8(trimmed) + copy_size);
 	if (IS_ERR(staging))
 		return staging;
 
 	staging->msg_size = trimmed;
+	if (copy_size)
+		staging->payload_copy = (u8 *)staging->msg_buf +
+					KDBUS_ALIGN8(trimmed);
 	memcpy(staging->msg, msg, trimmed);
 	staging->msg->src_id = src->id;
 	staging->src = src;
@@ -800,7 +842,10 @@ struct kdbus_staging *kdbus_staging_new_user(struct kdbus_bus *bus,
 	staging->n_payload = payload;
 	staging->payload_base = 0;
 
-	ret = kdbus_staging_pin_payload(staging);
+	if (staging->payload_copy)
+		ret = kdbus_staging_copy_payload(staging);
+	else
+		ret = kdbus_staging_pin_payload(staging);
 	if (ret < 0)
 		goto error;
 
@@ -1034,9 +1079,10 @@ static int kdbus_slice_write_zeros(struct kdbus_pool_slice *slice, u64 off,
 }
 
 /*
- * Copy the payload stream: runs of user vectors are copied with one
- * iov_iter from the sender's pinned pages straight into the pool; padding
- * chunks are written from a kernel zero buffer.
+ * Copy the payload stream: a small one copied in at SEND is written in one
+ * piece; otherwise runs of user vectors are copied with one iov_iter from
+ * the sender's pinned pages straight into the pool, and padding chunks are
+ * written from a kernel zero buffer.
  */
 static int kdbus_staging_emit_payload(struct kdbus_staging *staging,
 				      struct kdbus_pool_slice *slice, u64 off)
@@ -1044,6 +1090,16 @@ static int kdbus_staging_emit_payload(struct kdbus_staging *staging,
 	size_t i = 0, j, len, bv = 0, nbv;
 	ssize_t n;
 	int ret;
+
+	if (staging->payload_copy) {
+		struct kvec kvec = {
+			.iov_base = staging->payload_copy,
+			.iov_len = staging->n_payload,
+		};
+
+		return kdbus_slice_write_kvec(slice, off, &kvec, 1,
+					      kvec.iov_len);
+	}
 
 	while (i < staging->n_parts) {
 		if (!staging->parts[i].iov_base) {
@@ -1098,7 +1154,7 @@ static int kdbus_staging_emit_payload(struct kdbus_staging *staging,
  *
  * Writes the header and items (with PAYLOAD_OFF offsets computed for this
  * receiver), the metadata this receiver gets, and the payload stream,
- * copied from the sender's user memory. All padding is written as zeros,
+ * from the sender's pinned pages or its copy. All padding is written as zeros,
  * so no stale pool content leaks.
  *
  * Return: 0 on success, negative error code on failure (EFAULT on a user
@@ -1109,7 +1165,7 @@ int kdbus_staging_emit(struct kdbus_staging *staging,
 		       struct kdbus_pool_slice *slice, u64 *deferred_off)
 {
 	u64 msg_size, payload_off, slice_size, end;
-	struct kvec kvec[4];
+	struct kvec kvec[6];
 	size_t n = 0, len = 0;
 	int ret;
 
@@ -1146,6 +1202,16 @@ int kdbus_staging_emit(struct kdbus_staging *staging,
 		kvec[n].iov_base = (void *)kdbus_zeros;
 		kvec[n++].iov_len = payload_off - len;
 		len = payload_off;
+	}
+
+	if (staging->payload_copy && !deferred_off) {
+		/* header, metadata, payload and final padding in one write */
+		end = payload_off + staging->n_payload;
+		kvec[n].iov_base = staging->payload_copy;
+		kvec[n++].iov_len = staging->n_payload;
+		kvec[n].iov_base = (void *)kdbus_zeros;
+		kvec[n++].iov_len = slice_size - end;
+		return kdbus_slice_write_kvec(slice, 0, kvec, n, slice_size);
 	}
 
 	ret = kdbus_slice_write_kvec(slice, 0, kvec, n, len);

@@ -97,6 +97,9 @@ struct kdbus_gaps {
  * @pages:		the sender's pages under @parts, pinned at staging
  * @bvecs:		@pages as bio_vecs, in the order of @parts
  * @n_pages:		number of elements in @pages and @bvecs
+ * @payload_copy:	the payload stream, copied in at SEND (small payloads,
+ *			KDBUS_STAGING_COPY_MAX), allocated with the object;
+ *			NULL if the payload is pinned instead
  * @notify_entry:	entry in a notification list (kernel messages)
  * @pull_dst:		receiver of the queue entry whose payload is still to
  *			be copied (reference held), or NULL; see
@@ -123,6 +126,12 @@ struct kdbus_gaps {
  */
 #define KDBUS_STAGING_INLINE_PARTS	4
 #define KDBUS_STAGING_INLINE_PAGES	4
+
+/*
+ * A payload stream of at most this many bytes is copied in at SEND with
+ * the header instead of being pinned (kdbus_staging_copy_payload()).
+ */
+#define KDBUS_STAGING_COPY_MAX		512
 
 struct kdbus_staging {
 	struct kdbus_bus *bus;
@@ -155,6 +164,7 @@ struct kdbus_staging {
 	struct page **pages;
 	struct bio_vec *bvecs;
 	size_t n_pages;
+	u8 *payload_copy;
 	struct list_head notify_entry;
 	struct kdbus_conn *pull_dst;
 	struct kdbus_queue_entry *pull_entry;

@@ -2,7 +2,8 @@
 /*
  * The copy count (issue 6), read from the module's counters in
  * /sys/kernel/debug/kdbus/stats: a PAYLOAD_VEC is copied from the
- * sender's memory exactly once into each receiver's pool, a memfd payload
+ * sender's memory exactly once into each receiver's pool (one of at most
+ * 512 bytes once per SEND, with the header), a memfd payload
  * is never copied, a broadcast to K receivers copies K times, and an
  * activator hand-over copies the queued message pool to pool without
  * touching the sender's memory again. The payload of a large synchronous
@@ -350,6 +351,130 @@ KDBUS_TEST(copies, broadcast, 0)
 	for (i = 0; i < K; i++)
 		kdbus_conn_free(r[i]);
 	kdbus_conn_free(idle);
+	kdbus_conn_free(a);
+	return TEST_OK;
+}
+
+/* subscribers that match every signal, K of them, and a sender */
+static int small_setup(struct kdbus_test_env *env, struct kdbus_conn **a,
+		       struct kdbus_conn **r, int k)
+{
+	struct kdbus_cmd_match *match;
+	int i;
+
+	ASSERT_OK(kdbus_hello(env->bus_path, 0, 0, POOL_SIZE, a));
+	for (i = 0; i < k; i++)
+		ASSERT_OK(kdbus_hello(env->bus_path, 0, 0, POOL_SIZE, &r[i]));
+	for (i = 0; i < k; i++) {
+		match = cmd_new(sizeof(*match));
+		match->cookie = 1;
+		ASSERT_OK(kdbus_ioctl(r[i]->fd, KDBUS_CMD_MATCH_ADD, match));
+		cmd_free(match);
+	}
+	return TEST_OK;
+}
+
+/* broadcast @n bytes to @k subscribers: @user bytes read from memory */
+static int small_broadcast(struct kdbus_conn *a, struct kdbus_conn **r, int k,
+			   const uint8_t *data, size_t n, uint64_t user)
+{
+	uint64_t bloom[1 + KDBUS_DEFAULT_BLOOM / 8] = { 0 };
+	struct copy_stats s0, s1;
+	struct kdbus_msg *m;
+	int i;
+
+	m = kdbus_msg_new(KDBUS_DST_ID_BROADCAST, 1, KDBUS_MSG_SIGNAL, 0,
+			  data, n);
+	cmd_add_item(m, KDBUS_ITEM_BLOOM_FILTER, bloom, sizeof(bloom));
+	ASSERT_OK(read_stats(&s0));
+	ASSERT_OK(kdbus_send_msg(a->fd, 0, m, NULL));
+	ASSERT_OK(read_stats(&s1));
+	cmd_free(m);
+	DIAG("%zu bytes to %d: user %llu kernel %llu", n, k,
+	     (unsigned long long)DELTA(s1, s0, user),
+	     (unsigned long long)DELTA(s1, s0, kernel));
+	ASSERT_EQ(DELTA(s1, s0, user), user);
+	ASSERT_EQ(DELTA(s1, s0, msgs), k);
+	for (i = 0; i < k; i++)
+		RUN(recv_check(r[i], data, n));
+	return TEST_OK;
+}
+
+/*
+ * A payload stream of at most 512 bytes is copied in at SEND with the
+ * header (KDBUS_STAGING_COPY_MAX, Documentation/performance.md): the
+ * sender's memory is read once, also for a broadcast, and every pool gets
+ * the kernel's copy in one write with the header; a larger payload is
+ * copied from the pinned pages into each pool. The bytes arrive the same
+ * either way, padding as zeros; a bad address fails with EFAULT and
+ * queues nothing.
+ */
+KDBUS_TEST(copies, small_copied_in, 0)
+{
+	enum { K = 3 };
+	uint64_t bloom[1 + KDBUS_DEFAULT_BLOOM / 8] = { 0 };
+	struct kdbus_conn *a, *r[K];
+	struct kdbus_vec v = { .size = 5, .address = 0 };
+	struct copy_stats s0, s1;
+	uint8_t data[1024], *bad;
+	struct kdbus_msg *m;
+	const uint8_t *p;
+	uint64_t size, off;
+	int i;
+
+	RUN(stats_available());
+	RUN(small_setup(env, &a, r, K));
+	fill(data, sizeof(data), 5);
+
+	/* 100 bytes, 5 of padding, 200 bytes: 300 bytes read, once */
+	m = kdbus_msg_new(KDBUS_DST_ID_BROADCAST, 1, KDBUS_MSG_SIGNAL, 0,
+			  data, 100);
+	cmd_add_item(m, KDBUS_ITEM_PAYLOAD_VEC, &v, sizeof(v));
+	v.size = 200;
+	v.address = (uintptr_t)(data + 100);
+	cmd_add_item(m, KDBUS_ITEM_PAYLOAD_VEC, &v, sizeof(v));
+	cmd_add_item(m, KDBUS_ITEM_BLOOM_FILTER, bloom, sizeof(bloom));
+	ASSERT_OK(read_stats(&s0));
+	ASSERT_OK(kdbus_send_msg(a->fd, 0, m, NULL));
+	ASSERT_OK(read_stats(&s1));
+	cmd_free(m);
+	memset(data, 0xee, 300);	/* the kernel's copy is what arrives */
+	ASSERT_EQ(DELTA(s1, s0, user), 300);
+	ASSERT_EQ(DELTA(s1, s0, msgs), K);
+	ASSERT(DELTA(s1, s0, kernel) >= K * 305);
+	fill(data, sizeof(data), 5);
+	for (i = 0; i < K; i++) {
+		ASSERT_OK(kdbus_recv_msg(r[i], 0, 0, &m, &off));
+		p = kdbus_msg_payload(m, 0, &size);
+		ASSERT(p && size == 100 && !memcmp(p, data, 100));
+		ASSERT(!p[100] && !p[101] && !p[102] && !p[103] && !p[104]);
+		ASSERT(!kdbus_msg_payload(m, 1, &size) && size == 5);
+		p = kdbus_msg_payload(m, 2, &size);
+		ASSERT(p && size == 200 && !memcmp(p, data + 100, 200));
+		ASSERT_OK(kdbus_free(r[i], off));
+	}
+
+	/* the limit: 512 bytes are read once, 513 once per receiver */
+	RUN(small_broadcast(a, r, K, data, 512, 512));
+	RUN(small_broadcast(a, r, K, data, 513, K * 513));
+
+	/* an unmapped address: EFAULT, nothing read, nothing queued */
+	bad = mmap(NULL, 4096, PROT_READ | PROT_WRITE,
+		   MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
+	ASSERT(bad != MAP_FAILED);
+	munmap(bad, 4096);
+	m = kdbus_msg_new(r[0]->id, 4, 0, 0, bad, 64);
+	ASSERT_OK(read_stats(&s0));
+	ASSERT_ERR(kdbus_send_msg(a->fd, 0, m, NULL), EFAULT);
+	ASSERT_OK(read_stats(&s1));
+	cmd_free(m);
+	ASSERT_EQ(DELTA(s1, s0, user), 0);
+	ASSERT_EQ(DELTA(s1, s0, msgs), 0);
+	for (i = 0; i < K; i++)
+		ASSERT_ERR(kdbus_recv(r[i], 0, 0, NULL), EAGAIN);
+
+	for (i = 0; i < K; i++)
+		kdbus_conn_free(r[i]);
 	kdbus_conn_free(a);
 	return TEST_OK;
 }
