@@ -298,66 +298,12 @@ KDBUS_TEST(copies, memfd_none, 0)
 	return TEST_OK;
 }
 
-/* a broadcast to K matching receivers copies K x N; others get nothing */
-KDBUS_TEST(copies, broadcast, 0)
-{
-	enum { K = 4 };
-	const size_t n = 65536 + 3;
-	uint64_t bloom[1 + KDBUS_DEFAULT_BLOOM / 8] = { 0 };
-	struct kdbus_conn *a, *r[K], *idle;
-	struct copy_stats s0, s1;
-	struct kdbus_cmd_match *match;
-	struct kdbus_msg *m;
-	uint8_t *data;
-	int i;
-
-	RUN(stats_available());
-	ASSERT_OK(kdbus_hello(env->bus_path, 0, 0, POOL_SIZE, &a));
-	ASSERT_OK(kdbus_hello(env->bus_path, 0, 0, POOL_SIZE, &idle));
-	for (i = 0; i < K; i++)
-		ASSERT_OK(kdbus_hello(env->bus_path, 0, 0, POOL_SIZE, &r[i]));
-	/* a rule without items matches every signal (added last: no ID_ADD) */
-	for (i = 0; i < K; i++) {
-		match = cmd_new(sizeof(*match));
-		match->cookie = 1;
-		ASSERT_OK(kdbus_ioctl(r[i]->fd, KDBUS_CMD_MATCH_ADD, match));
-		cmd_free(match);
-	}
-	data = malloc(n);
-	ASSERT(data);
-	fill(data, n, 3);
-
-	m = kdbus_msg_new(KDBUS_DST_ID_BROADCAST, 1, KDBUS_MSG_SIGNAL, 0,
-			  data, n);
-	cmd_add_item(m, KDBUS_ITEM_BLOOM_FILTER, bloom, sizeof(bloom));
-	ASSERT_OK(read_stats(&s0));
-	ASSERT_OK(kdbus_send_msg(a->fd, 0, m, NULL));
-	ASSERT_OK(read_stats(&s1));
-	cmd_free(m);
-	DIAG("broadcast to %d: user %llu msgs %llu", K,
-	     (unsigned long long)DELTA(s1, s0, user),
-	     (unsigned long long)DELTA(s1, s0, msgs));
-	ASSERT_EQ(DELTA(s1, s0, user), (uint64_t)K * n);
-	ASSERT_EQ(DELTA(s1, s0, msgs), K);
-	ASSERT_EQ(DELTA(s1, s0, memfd), 0);
-
-	for (i = 0; i < K; i++) {
-		RUN(recv_check(r[i], data, n));
-		ASSERT_ERR(kdbus_recv(r[i], 0, 0, NULL), EAGAIN);
-	}
-	ASSERT_ERR(kdbus_recv(idle, 0, 0, NULL), EAGAIN);
-	ASSERT_ERR(kdbus_recv(a, 0, 0, NULL), EAGAIN);
-	free(data);
-	for (i = 0; i < K; i++)
-		kdbus_conn_free(r[i]);
-	kdbus_conn_free(idle);
-	kdbus_conn_free(a);
-	return TEST_OK;
-}
-
-/* subscribers that match every signal, K of them, and a sender */
-static int small_setup(struct kdbus_test_env *env, struct kdbus_conn **a,
-		       struct kdbus_conn **r, int k)
+/*
+ * A sender and @k subscribers whose rule without items matches every
+ * signal (added after the last HELLO: no ID_ADD for them to see).
+ */
+static int subscribers_new(struct kdbus_test_env *env, struct kdbus_conn **a,
+			   struct kdbus_conn **r, int k)
 {
 	struct kdbus_cmd_match *match;
 	int i;
@@ -374,9 +320,13 @@ static int small_setup(struct kdbus_test_env *env, struct kdbus_conn **a,
 	return TEST_OK;
 }
 
-/* broadcast @n bytes to @k subscribers: @user bytes read from memory */
-static int small_broadcast(struct kdbus_conn *a, struct kdbus_conn **r, int k,
-			   const uint8_t *data, size_t n, uint64_t user)
+/*
+ * Broadcast @n bytes to @k subscribers: @user bytes are read from the
+ * sender's memory, and every subscriber gets the payload.
+ */
+static int broadcast_counted(struct kdbus_conn *a, struct kdbus_conn **r,
+			     int k, const uint8_t *data, size_t n,
+			     uint64_t user)
 {
 	uint64_t bloom[1 + KDBUS_DEFAULT_BLOOM / 8] = { 0 };
 	struct copy_stats s0, s1;
@@ -395,8 +345,38 @@ static int small_broadcast(struct kdbus_conn *a, struct kdbus_conn **r, int k,
 	     (unsigned long long)DELTA(s1, s0, kernel));
 	ASSERT_EQ(DELTA(s1, s0, user), user);
 	ASSERT_EQ(DELTA(s1, s0, msgs), k);
+	ASSERT_EQ(DELTA(s1, s0, memfd), 0);
 	for (i = 0; i < k; i++)
 		RUN(recv_check(r[i], data, n));
+	return TEST_OK;
+}
+
+/* a broadcast to K matching receivers copies K x N; others get nothing */
+KDBUS_TEST(copies, broadcast, 0)
+{
+	enum { K = 4 };
+	const size_t n = 65536 + 3;
+	struct kdbus_conn *a, *r[K], *idle;
+	uint8_t *data;
+	int i;
+
+	RUN(stats_available());
+	ASSERT_OK(kdbus_hello(env->bus_path, 0, 0, POOL_SIZE, &idle));
+	RUN(subscribers_new(env, &a, r, K));
+	data = malloc(n);
+	ASSERT(data);
+	fill(data, n, 3);
+
+	RUN(broadcast_counted(a, r, K, data, n, (uint64_t)K * n));
+	for (i = 0; i < K; i++)
+		ASSERT_ERR(kdbus_recv(r[i], 0, 0, NULL), EAGAIN);
+	ASSERT_ERR(kdbus_recv(idle, 0, 0, NULL), EAGAIN);
+	ASSERT_ERR(kdbus_recv(a, 0, 0, NULL), EAGAIN);
+	free(data);
+	for (i = 0; i < K; i++)
+		kdbus_conn_free(r[i]);
+	kdbus_conn_free(idle);
+	kdbus_conn_free(a);
 	return TEST_OK;
 }
 
@@ -423,7 +403,7 @@ KDBUS_TEST(copies, small_copied_in, 0)
 	int i;
 
 	RUN(stats_available());
-	RUN(small_setup(env, &a, r, K));
+	RUN(subscribers_new(env, &a, r, K));
 	fill(data, sizeof(data), 5);
 
 	/* 100 bytes, 5 of padding, 200 bytes: 300 bytes read, once */
@@ -455,8 +435,8 @@ KDBUS_TEST(copies, small_copied_in, 0)
 	}
 
 	/* the limit: 512 bytes are read once, 513 once per receiver */
-	RUN(small_broadcast(a, r, K, data, 512, 512));
-	RUN(small_broadcast(a, r, K, data, 513, K * 513));
+	RUN(broadcast_counted(a, r, K, data, 512, 512));
+	RUN(broadcast_counted(a, r, K, data, 513, K * 513));
 
 	/* an unmapped address: EFAULT, nothing read, nothing queued */
 	bad = mmap(NULL, 4096, PROT_READ | PROT_WRITE,
