@@ -12,16 +12,42 @@
 #include "message.h"
 
 /*
+ * The fields of the last received header that the fast parser took whole
+ * (every check passed, each field as the marshalling rules write it), as
+ * they came: the fields array's bytes in their byte order. A header whose
+ * fields array has the same length and bytes, but for the values of its
+ * number fields (a REPLY_SERIAL is checked again, UNIX_FDS may be any
+ * number), passes the same checks, and its fields lie where the kept
+ * one's did. A length of 0 means none; longer arrays are not kept.
+ */
+#define MESSAGE_FIELDS_CACHE_SIZE 256
+
+struct message_fields_cache {
+        uint32_t len;                   /* of the fields array */
+        char endian;
+        uint8_t n_order;
+        uint8_t n_holes;
+        uint8_t order[_KDBUS_FIELD_MAX];        /* codes, in header order */
+        uint16_t present;                       /* bit per code */
+        uint16_t holes[2];              /* offsets of the number values, ascending */
+        uint16_t offset[_KDBUS_FIELD_MAX + 1];  /* of each value in the array */
+        uint32_t lens[_KDBUS_FIELD_MAX + 1];    /* of each string value */
+        uint8_t bytes[MESSAGE_FIELDS_CACHE_SIZE];
+};
+
+/*
  * The last well-known bus name and the last interface name that passed
  * their checks, kept by the caller (a connection): a name with the same
  * bytes is compared instead of checked again. A length of 0 means none.
  * Only well-known bus names are kept; unique ones are short to check.
+ * The fields of the last received header are kept with them.
  */
 struct message_name_cache {
         size_t bus_name_len;
         size_t interface_len;
         char bus_name[256];
         char interface[256];    /* never org.freedesktop.DBus.Local */
+        struct message_fields_cache fields;     /* of received headers */
 };
 
 /*

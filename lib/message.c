@@ -1133,6 +1133,85 @@ static bool padding_zero(const uint8_t *data, size_t end, size_t n)
         return !(w << (8 * (8 - n)));
 }
 
+/* ---- the last header taken whole (message-internal.h) ---- */
+
+/*
+ * The fields array of @len bytes at @fields has the kept one's bytes but
+ * for the number values: then its fields are set as the kept ones, the
+ * strings pointing into @fields, and true returned; else nothing is set.
+ * A REPLY_SERIAL of 0 is no hit (the parsers refuse it). The message has
+ * no fields yet.
+ */
+static bool fields_cache_take(struct message_fields *f, const struct message_fields_cache *c,
+                              const uint8_t *fields, size_t len, char endian)
+{
+        size_t pos = 0;
+
+        if (len != c->len || endian != c->endian || !len)
+                return false;
+        for (size_t i = 0; i < c->n_holes; ++i) {
+                if (memcmp(fields + pos, c->bytes + pos, c->holes[i] - pos))
+                        return false;
+                pos = c->holes[i] + 4u;
+        }
+        if (memcmp(fields + pos, c->bytes + pos, len - pos))
+                return false;
+        if ((c->present & (1U << KDBUS_FIELD_REPLY_SERIAL)) &&
+            !get_u32(fields + c->offset[KDBUS_FIELD_REPLY_SERIAL], endian))
+                return false;
+        for (size_t i = 0; i < c->n_order; ++i) {
+                uint8_t code = c->order[i];
+                const uint8_t *v = fields + c->offset[code];
+
+                if (code == KDBUS_FIELD_REPLY_SERIAL) {
+                        f->reply_serial = get_u32(v, endian);
+                } else if (code == KDBUS_FIELD_UNIX_FDS) {
+                        f->unix_fds = get_u32(v, endian);
+                } else {
+                        f->strings[code] = (char *)v;
+                        f->lens[code] = c->lens[code];
+                }
+        }
+        memcpy(f->order, c->order, c->n_order);
+        f->n_order = c->n_order;
+        f->present = c->present;
+        f->borrowed = c->present & STRING_FIELDS;
+        return true;
+}
+
+/* keep the fields @f that the fast parser took whole from the array at @fields */
+static void fields_cache_keep(struct message_fields_cache *c, const struct message_fields *f,
+                              const uint8_t *fields, size_t len, char endian)
+{
+        size_t pos = 0;
+
+        c->len = 0;
+        if (len > sizeof(c->bytes))
+                return;
+        c->n_holes = 0;
+        for (size_t i = 0; i < f->n_order; ++i) {
+                uint8_t code = f->order[i];
+
+                /* each (yv) struct 8-aligned (the array is), the value after 4 bytes */
+                pos = (pos + 7) & ~(size_t)7;
+                if (code == KDBUS_FIELD_REPLY_SERIAL || code == KDBUS_FIELD_UNIX_FDS) {
+                        c->offset[code] = (uint16_t)(pos + 4);
+                        c->holes[c->n_holes++] = (uint16_t)(pos + 4);
+                        pos += 8;
+                } else {
+                        c->offset[code] = (uint16_t)((const uint8_t *)f->strings[code] - fields);
+                        c->lens[code] = f->lens[code];
+                        pos = c->offset[code] + (size_t)f->lens[code] + 1;
+                }
+        }
+        memcpy(c->order, f->order, f->n_order);
+        c->n_order = (uint8_t)f->n_order;
+        c->present = f->present;
+        c->endian = endian;
+        memcpy(c->bytes, fields, len);
+        c->len = (uint32_t)len;
+}
+
 /*
  * The header fields read directly, without the general reader: the common
  * header (known fields, each once, well formed) costs a few comparisons a
@@ -1148,9 +1227,14 @@ static int parse_header_fast(struct kdbus_message *m, const uint8_t *data, size_
 {
         struct message_fields *f = &m->fields;
         size_t pos = KDBUS_MESSAGE_HEADER_SIZE;
+        const uint8_t *fields = data + KDBUS_MESSAGE_HEADER_SIZE;
 
         if (header_end - pos > KDBUS_ARRAY_MAX_SIZE)
                 goto slow;
+        /* the fields array of the last header taken whole: valid by comparison */
+        if (borrow && cache &&
+            fields_cache_take(f, &cache->fields, fields, header_end - pos, m->endian))
+                return 1;
         while (pos < header_end) {
                 size_t start = (pos + 7) & ~(size_t)7;
                 const char *s = NULL;
@@ -1223,6 +1307,9 @@ static int parse_header_fast(struct kdbus_message *m, const uint8_t *data, size_
                 f->order[f->n_order++] = code;
                 f->present |= bit;
         }
+        if (borrow && cache)
+                fields_cache_keep(&cache->fields, f, fields, header_end - KDBUS_MESSAGE_HEADER_SIZE,
+                                  m->endian);
         return 1;
 slow:
         fields_free(f);

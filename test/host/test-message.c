@@ -820,6 +820,151 @@ static void test_name_cache(void)
                "borrowed strings are copied at sealing (%u wrong)", bad);
 }
 
+static bool same_string(const char *a, const char *b)
+{
+        return (!a && !b) || streq(a, b);
+}
+
+/* the header two parses gave: type, flags, serial, every field, their order */
+static bool same_header(const struct kdbus_message *a, const struct kdbus_message *b)
+{
+        uint8_t ca[16], cb[16];
+        uint32_t ra = 0, rb = 0;
+        size_t na, nb;
+
+        na = kdbus_message_get_fields(a, ca, sizeof(ca));
+        nb = kdbus_message_get_fields(b, cb, sizeof(cb));
+        return kdbus_message_get_type(a) == kdbus_message_get_type(b) &&
+               kdbus_message_get_flags(a) == kdbus_message_get_flags(b) &&
+               kdbus_message_get_serial(a) == kdbus_message_get_serial(b) &&
+               na == nb && !memcmp(ca, cb, na) &&
+               kdbus_message_get_reply_serial(a, &ra) == kdbus_message_get_reply_serial(b, &rb) &&
+               ra == rb && kdbus_message_get_unix_fds(a) == kdbus_message_get_unix_fds(b) &&
+               same_string(kdbus_message_get_path(a), kdbus_message_get_path(b)) &&
+               same_string(kdbus_message_get_interface(a), kdbus_message_get_interface(b)) &&
+               same_string(kdbus_message_get_member(a), kdbus_message_get_member(b)) &&
+               same_string(kdbus_message_get_error_name(a), kdbus_message_get_error_name(b)) &&
+               same_string(kdbus_message_get_destination(a), kdbus_message_get_destination(b)) &&
+               same_string(kdbus_message_get_sender(a), kdbus_message_get_sender(b)) &&
+               streq(kdbus_message_get_signature(a), kdbus_message_get_signature(b));
+}
+
+/*
+ * One corrupted header parsed with a cache that kept @base's fields (the
+ * hit path when only number values differ) and without any cache must
+ * give the same result, and the same fields when both accept.
+ */
+static unsigned int fields_cache_differs(const uint8_t *base, const uint8_t *data, size_t n)
+{
+        struct message_name_cache cache = { 0 };
+        struct kdbus_message *a = NULL, *b = NULL;
+        unsigned int bad = 0;
+        int ra, rb;
+
+        bad += message_parse_cached(&a, base, n, &cache) != 0 || cache.fields.len == 0;
+        a = kdbus_message_unref(a);
+        ra = message_parse_cached(&a, data, n, &cache);
+        rb = kdbus_message_parse(&b, data, n);
+        bad += ra != rb || (ra == 0 && !same_header(a, b));
+        kdbus_message_unref(a);
+        kdbus_message_unref(b);
+        return bad;
+}
+
+/*
+ * The fields array of the last header the fast parser took whole is kept
+ * by the connection (struct message_fields_cache): a header of the same
+ * bytes, but for its number values, is taken by comparison. Every
+ * single-byte change of the header of a call, a reply, an error and a
+ * message with descriptors, in both byte orders, must be judged as
+ * without the cache; and an entry is trusted for its exact bytes only.
+ */
+static void test_fields_cache(void)
+{
+        static const struct raw_field fds[] = {
+                F_PATH("/a"), F_MEMBER("M"), F_SIG("h"), { KDBUS_FIELD_UNIX_FDS, 'u', NULL, 1 },
+        };
+        static const uint8_t body_h[] = { 0, 0, 0, 0 };
+        static const uint8_t flips[] = { 0x01, 0x20, 0x5a, 0x80, 0xff };
+        struct kdbus_message *v[8] = { NULL };
+        struct message_name_cache cache = { 0 };
+        unsigned int bad = 0, hits = 0;
+        size_t n_v = 0, n;
+        uint8_t buf[1024], tmp[1024];
+        const void *data;
+
+        bad += kdbus_message_new_method_call(&v[0], "org.kdbus.Bench", "/b", "org.kdbus.Bench",
+                                             "Echo") != 0;
+        bad += kdbus_message_append(v[0], "s", "8 bytes!") != 0 || kdbus_message_seal(v[0], 9, ":1.7") != 0;
+        bad += kdbus_message_new_method_return(&v[1], v[0]) != 0;
+        bad += kdbus_message_append(v[1], "s", "8 bytes!") != 0 ||
+               kdbus_message_seal(v[1], 10, ":1.12") != 0;
+        bad += kdbus_message_new_error(&v[2], v[0], "org.kdbus.Error.Bad", "no") != 0 ||
+               kdbus_message_seal(v[2], 11, ":1.12") != 0;
+        n = raw_message(buf, sizeof(buf), KDBUS_MESSAGE_METHOD_CALL, 5, fds, 4, body_h, 4);
+        bad += n == 0 || kdbus_message_parse(&v[3], buf, n) != 0;
+        n_v = 4;
+        for (size_t i = 0; i < 4 && !bad; ++i)
+                bad += kdbus_message_convert(&v[n_v++], v[i], KDBUS_BIG_ENDIAN) != 0;
+
+        for (size_t i = 0; i < n_v && !bad; ++i) {
+                size_t body_offset, j;
+
+                bad += kdbus_message_get_data(v[i], &data, &n) != 0 || n > sizeof(tmp);
+                if (bad)
+                        break;
+                memcpy(buf, data, n);
+                body_offset = n - (kdbus_message_get_body(v[i], &data, &j) == 0 ? j : 0);
+                /* the same bytes, then each byte of the header changed */
+                bad += fields_cache_differs(buf, buf, n);
+                for (j = 0; j < body_offset; ++j) {
+                        for (size_t k = 0; k < sizeof(flips); ++k) {
+                                memcpy(tmp, buf, n);
+                                tmp[j] ^= flips[k];
+                                bad += fields_cache_differs(buf, tmp, n);
+                        }
+                        memcpy(tmp, buf, n);
+                        tmp[j] = 0;
+                        bad += fields_cache_differs(buf, tmp, n);
+                }
+        }
+
+        /*
+         * An entry grants its exact bytes only: a kept "Mb" made "1b" by
+         * hand passes "1b" (so the comparison is what decides), "Mc" is
+         * checked and replaces it, and then "1b" is refused again.
+         */
+        {
+                static const char *const members[] = { "Mb", "1b", "Mc", "1b" };
+                static const int want[] = { 0, 0, 0, -EBADMSG };
+                struct kdbus_message *m = NULL;
+                uint8_t *p;
+
+                for (size_t i = 0; i < 4; ++i) {
+                        struct raw_field f[2] = { F_PATH("/a"), F_MEMBER(members[i]) };
+                        int r;
+
+                        n = raw_message(buf, sizeof(buf), KDBUS_MESSAGE_METHOD_CALL, 5, f, 2, NULL, 0);
+                        r = message_parse_cached(&m, buf, n, &cache);
+                        bad += r != want[i];
+                        hits += r == 0 && i == 1 && streq(kdbus_message_get_member(m), "1b");
+                        m = kdbus_message_unref(m);
+                        if (i == 0) {
+                                p = memmem(cache.fields.bytes, cache.fields.len, "Mb", 2);
+                                bad += !p;
+                                if (p)
+                                        p[0] = '1';
+                        }
+                }
+                bad += parse_raw(buf, n) != -EBADMSG;
+        }
+        for (size_t i = 0; i < n_v; ++i)
+                kdbus_message_unref(v[i]);
+        tap_ok(bad == 0 && hits == 1,
+               "fields cache: every changed header byte judged as without it, exact bytes only (%u wrong)",
+               bad);
+}
+
 /*
  * A small message's bytes live in the object's own allocation, a large
  * one's are allocated; rewriting the header of either (a sender set on a
@@ -894,7 +1039,7 @@ static void test_fds(void)
 
 int main(void)
 {
-        tap_plan(40);
+        tap_plan(41);
         test_vectors();
         test_round_trip();
         test_api_errors();
@@ -902,6 +1047,7 @@ int main(void)
         test_name_fields();
         test_inline_storage();
         test_name_cache();
+        test_fields_cache();
         test_bytes_in_object();
         test_fds();
         return tap_done();
