@@ -95,6 +95,10 @@ struct kdbus_bus {
 
         /* names checked before: compared, not checked again */
         struct message_name_cache names_checked;
+        /* the unique name of the last message's sender (src_id 0: none) */
+        uint64_t last_src_id;
+        char last_src[24];
+        size_t last_src_len;
 
         uint32_t serial;
         uint64_t match_cookie;

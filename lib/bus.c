@@ -52,9 +52,9 @@ struct incoming {
         bool md_items;                          /* md holds items (allocations) */
 };
 
-static void incoming_clear(struct incoming *in)
+static void incoming_clear(struct kdbus_bus *bus, struct incoming *in)
 {
-        kdbus_message_unref(in->m);
+        message_unref_keep(in->m, &bus->names_checked);
         /* most messages carry no metadata: nothing to free (ten free(NULL)s) */
         if (in->md_items)
                 kdbus_metadata_free(&in->md);
@@ -995,6 +995,7 @@ struct kdbus_bus *kdbus_bus_unref(struct kdbus_bus *bus)
         free(bus->path);
         free(bus->description);
         free(bus->fake_seclabel);
+        message_cache_release(&bus->names_checked);
         free(bus);
         return NULL;
 }
@@ -1747,7 +1748,7 @@ static int bus_take_slice(struct kdbus_bus *bus, uint64_t offset, uint64_t slice
         int *fds = NULL, memfds[MAX_PARTS];
         const char *dst_name = NULL;
         size_t dst_name_len = 0;
-        char sender[32], dest[32];      /* unique names by the kernel's ids */
+        char dest[32];                  /* a unique name by the kernel's id */
         struct message_known_names known = { { NULL, NULL }, { 0, 0 } };
         uint8_t *bytes = NULL;
         size_t n_bytes = 0;
@@ -1899,11 +1900,21 @@ static int bus_take_slice(struct kdbus_bus *bus, uint64_t offset, uint64_t slice
          * asked for: the header normalised to them below, and fields of
          * the same bytes need no check of their own while parsed.
          */
-        known.unique_len[0] = unique_name_format(sender, msg->src_id);
-        known.unique[0] = sender;
+        if (msg->src_id != bus->last_src_id) {
+                bus->last_src_len = unique_name_format(bus->last_src, msg->src_id);
+                bus->last_src_id = msg->src_id;
+        }
+        known.unique_len[0] = bus->last_src_len;
+        known.unique[0] = bus->last_src;
         if (!dst_name && !in->broadcast) {
-                known.unique_len[1] = unique_name_format(dest, msg->dst_id);
-                known.unique[1] = dest;
+                /* nearly always to us: our own name since HELLO */
+                if (msg->dst_id == bus->id) {
+                        known.unique_len[1] = bus->unique_len;
+                        known.unique[1] = bus->unique;
+                } else {
+                        known.unique_len[1] = unique_name_format(dest, msg->dst_id);
+                        known.unique[1] = dest;
+                }
         }
         if (bus->external_bodies && !in->broadcast && n_parts == 2 && parts[1].memfd &&
             parts[1].size && kdbus_message_peek_size(parts[0].ptr, parts[0].size, &n_bytes) >= 0 &&
@@ -1949,8 +1960,8 @@ static int bus_take_slice(struct kdbus_bus *bus, uint64_t offset, uint64_t slice
 
                 have = kdbus_message_get_sender(in->m);
                 if (!have || message_field_len(in->m, KDBUS_FIELD_SENDER) != known.unique_len[0] ||
-                    memcmp(have, sender, known.unique_len[0]) != 0) {
-                        r = kdbus_message_set_sender(in->m, sender);
+                    memcmp(have, known.unique[0], known.unique_len[0]) != 0) {
+                        r = kdbus_message_set_sender(in->m, known.unique[0]);
                         if (r < 0)
                                 goto out;
                 }
@@ -1958,7 +1969,7 @@ static int bus_take_slice(struct kdbus_bus *bus, uint64_t offset, uint64_t slice
                         want = dst_name;
                         want_len = dst_name_len;
                 } else if (!in->broadcast) {
-                        want = dest;
+                        want = known.unique[1];
                         want_len = known.unique_len[1];
                 }
                 have = kdbus_message_get_destination(in->m);
@@ -1987,7 +1998,7 @@ out:
         }
         if (!valid) {
                 bus->n_invalid++;
-                incoming_clear(in);
+                incoming_clear(bus, in);
                 return r < 0 ? r : -EBADMSG;
         }
         return 0;
@@ -2501,7 +2512,7 @@ static int bus_recv_one(struct kdbus_bus *bus)
         }
         if (in.slice_held)
                 bus_free_slice(bus, in.slice);
-        incoming_clear(&in);
+        incoming_clear(bus, &in);
         return r < 0 ? r : 1;
 }
 
@@ -2646,11 +2657,11 @@ int kdbus_bus_call(struct kdbus_bus *bus, struct kdbus_message *m, uint64_t time
                 if (r < 0)
                         return kdbus_error_set_errno(error, r == -ENOMEM ? ENOMEM : EBADMSG);
                 if (in.kernel) {
-                        incoming_clear(&in);
+                        incoming_clear(bus, &in);
                         return kdbus_error_set_errno(error, EBADMSG);
                 }
                 answer = kdbus_message_ref(in.m);
-                incoming_clear(&in);
+                incoming_clear(bus, &in);
         }
 
         if (kdbus_message_get_type(answer) == KDBUS_MESSAGE_ERROR) {
@@ -2766,12 +2777,12 @@ int kdbus_bus_call_method(struct kdbus_bus *bus, const char *destination, const 
                 r = kdbus_message_appendv(m, types, ap);
                 va_end(ap);
                 if (r < 0) {
-                        kdbus_message_unref(m);
+                        message_unref_keep(m, &bus->names_checked);
                         return kdbus_error_set_errno(error, r);
                 }
         }
         r = kdbus_bus_call(bus, m, 0, error, reply);
-        kdbus_message_unref(m);
+        message_unref_keep(m, &bus->names_checked);
         return r;
 }
 
@@ -2813,7 +2824,7 @@ int kdbus_bus_reply(struct kdbus_bus *bus, struct kdbus_message *call, const cha
         if (!call_expects_reply(call))
                 return 0;
         /* sealed by kdbus_bus_send() (or dropped) while @call is ours */
-        r = message_new_method_return_borrowed(&m, call);
+        r = message_new_method_return_borrowed(&m, call, &bus->names_checked);
         if (r < 0)
                 return r;
         if (types && *types) {
@@ -2823,7 +2834,7 @@ int kdbus_bus_reply(struct kdbus_bus *bus, struct kdbus_message *call, const cha
         }
         if (r >= 0)
                 r = kdbus_bus_send(bus, m, NULL);
-        kdbus_message_unref(m);
+        message_unref_keep(m, &bus->names_checked);
         return r;
 }
 
@@ -3341,7 +3352,7 @@ int bus_driver_activate(struct kdbus_bus *bus, const char *name, uint64_t timeou
         if (r < 0)
                 return r;
         r = !in.kernel && in.m ? 0 : -EBADMSG;
-        incoming_clear(&in);
+        incoming_clear(bus, &in);
         return r;
 }
 

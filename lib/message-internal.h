@@ -40,15 +40,31 @@ struct message_fields_cache {
  * their checks, kept by the caller (a connection): a name with the same
  * bytes is compared instead of checked again. A length of 0 means none.
  * Only well-known bus names are kept; unique ones are short to check.
- * The fields of the last received header are kept with them.
+ * The fields of the last received header and spare message objects are
+ * kept with them: what a connection keeps from one message to the next.
  */
+#define MESSAGE_SPARES 2
+
 struct message_name_cache {
         size_t bus_name_len;
         size_t interface_len;
         char bus_name[256];
         char interface[256];    /* never org.freedesktop.DBus.Local */
         struct message_fields_cache fields;     /* of received headers */
+        /* objects of messages the connection dropped (message_unref_keep()) */
+        struct kdbus_message *spares[MESSAGE_SPARES];
+        unsigned int n_spares;
 };
+
+/*
+ * kdbus_message_unref() for the connection of @cache, on its thread: the
+ * object of a message left without references is kept for the next
+ * message the connection makes or receives (constructors and parsers
+ * given @cache), up to MESSAGE_SPARES, instead of going back to malloc.
+ * message_cache_release() frees the ones kept.
+ */
+void message_unref_keep(struct kdbus_message *m, struct message_name_cache *cache);
+void message_cache_release(struct message_name_cache *cache);
 
 /*
  * Unique names a receiver formatted itself from the kernel's ids of one
@@ -71,7 +87,8 @@ int message_parse_received(struct kdbus_message **ret, const void *data, size_t 
 
 /*
  * kdbus_message_new_method_call() with @cache for the destination and
- * interface, and kdbus_message_new_method_return(): the new message's
+ * interface, and kdbus_message_new_method_return() (both take an object
+ * @cache kept, if any): the new message's
  * fields point at the caller's strings (@call's sender) instead of copies,
  * so the caller seals the message, which copies them into its bytes, or
  * drops it before those strings go away.
@@ -80,7 +97,8 @@ int message_new_method_call_borrowed(struct kdbus_message **ret, const char *des
                                      const char *path, const char *interface, const char *member,
                                      struct message_name_cache *cache);
 int message_new_method_return_borrowed(struct kdbus_message **ret,
-                                       const struct kdbus_message *call);
+                                       const struct kdbus_message *call,
+                                       struct message_name_cache *cache);
 
 /*
  * kdbus_message_seal() with @sender the connection's own unique name

@@ -187,19 +187,19 @@ static int field_set_string(struct message_fields *f, uint8_t code, const char *
 }
 
 /*
- * Set a string field to @value without a copy: @value lives in memory the
- * message owns (its bytes, its constructor's strings) or, while sealing,
- * in the caller's. Whatever replaces the bytes replaces the fields first
- * (fields_copy(), message_build()).
+ * Add a string field the message does not have yet, set to @value without
+ * a copy: @value lives in memory the message owns (its bytes, its
+ * constructor's strings) or, until sealing, in the caller's. Whatever
+ * replaces the bytes replaces the fields first (fields_copy(),
+ * message_build()).
  */
-static void field_borrow_string(struct message_fields *f, uint8_t code, const char *value,
-                                size_t len)
+static void field_put_new(struct message_fields *f, uint8_t code, const char *value, size_t len)
 {
-        field_drop_string(f, code);
         f->strings[code] = (char *)value;
         f->lens[code] = (uint32_t)len;
         f->borrowed |= 1U << code;
-        field_add(f, code);
+        f->order[f->n_order++] = code;
+        f->present |= 1U << code;
 }
 
 /* the SIGNATURE field; a message without one has an empty body */
@@ -296,8 +296,12 @@ static void message_bytes_free(struct kdbus_message *m, uint8_t *data)
                 free(data);
 }
 
-/* @with_writer: a message to build (parsed ones have no body writer) */
-static int message_new(struct kdbus_message **ret, uint8_t type, char endian, bool with_writer)
+/*
+ * @with_writer: a message to build (parsed ones have no body writer); its
+ * object is one the connection of @cache (may be NULL) kept, if any.
+ */
+static int message_new(struct kdbus_message **ret, uint8_t type, char endian, bool with_writer,
+                       struct message_name_cache *cache)
 {
         struct kdbus_message *m;
         int r = 0;
@@ -306,7 +310,10 @@ static int message_new(struct kdbus_message **ret, uint8_t type, char endian, bo
          * Not calloc(): glibc serves it past the per-thread cache, and the
          * reader (half the object) is initialised when it is made.
          */
-        m = malloc(MESSAGE_ALLOC_SIZE);
+        if (cache && cache->n_spares)
+                m = cache->spares[--cache->n_spares];
+        else
+                m = malloc(MESSAGE_ALLOC_SIZE);
         if (!m)
                 return -ENOMEM;
         memset(m, 0, offsetof(struct kdbus_message, body));
@@ -325,10 +332,10 @@ static int message_new(struct kdbus_message **ret, uint8_t type, char endian, bo
 }
 
 /*
- * The string fields a constructor sets (NULL values skipped; @lens are
- * their lengths), in one allocation the message owns instead of one per
- * field; the fields borrow them until sealing points them into the
- * message's bytes. With @borrow the fields point at @values themselves
+ * The string fields a constructor sets on a new message (NULL values
+ * skipped; @lens are their lengths), in one allocation the message owns
+ * instead of one per field; the fields borrow them until sealing points
+ * them into the message's bytes. With @borrow the fields point at @values themselves
  * (message-internal.h: the caller seals or drops the message before they
  * go away).
  */
@@ -339,11 +346,12 @@ static int message_set_strings(struct kdbus_message *m, const uint8_t *codes,
         size_t i, total = 0;
         char *p;
 
+        /* a new message: the fields are put, none replaced */
         if (borrow) {
                 /* the caller's strings outlive the message until it is sealed */
                 for (i = 0; i < n; ++i)
                         if (values[i])
-                                field_borrow_string(&m->fields, codes[i], values[i], lens[i]);
+                                field_put_new(&m->fields, codes[i], values[i], lens[i]);
                 return 0;
         }
 
@@ -362,7 +370,7 @@ static int message_set_strings(struct kdbus_message *m, const uint8_t *codes,
                 if (!values[i])
                         continue;
                 memcpy(p, values[i], lens[i] + 1);
-                field_borrow_string(&m->fields, codes[i], p, lens[i]);
+                field_put_new(&m->fields, codes[i], p, lens[i]);
                 p += lens[i] + 1;
         }
         return 0;
@@ -375,10 +383,9 @@ struct kdbus_message *kdbus_message_ref(struct kdbus_message *m)
         return m;
 }
 
-struct kdbus_message *kdbus_message_unref(struct kdbus_message *m)
+/* what a message without references holds, but its object */
+static void message_release(struct kdbus_message *m)
 {
-        if (!m || --m->n_ref > 0)
-                return NULL;
         fields_release(&m->fields);
         if (m->strings_owned)
                 free(m->strings);
@@ -392,8 +399,32 @@ struct kdbus_message *kdbus_message_unref(struct kdbus_message *m)
                 close(m->ext_fd);
         }
         message_bytes_free(m, m->data);
+}
+
+struct kdbus_message *kdbus_message_unref(struct kdbus_message *m)
+{
+        if (!m || --m->n_ref > 0)
+                return NULL;
+        message_release(m);
         free(m);
         return NULL;
+}
+
+void message_unref_keep(struct kdbus_message *m, struct message_name_cache *cache)
+{
+        if (!m || --m->n_ref > 0)
+                return;
+        message_release(m);
+        if (cache->n_spares < MESSAGE_SPARES)
+                cache->spares[cache->n_spares++] = m;
+        else
+                free(m);
+}
+
+void message_cache_release(struct message_name_cache *cache)
+{
+        while (cache->n_spares)
+                free(cache->spares[--cache->n_spares]);
 }
 
 void kdbus_message_unrefp(struct kdbus_message **m)
@@ -627,7 +658,7 @@ static int message_new_method_call(struct kdbus_message **ret, const char *desti
         if (lens[0] == strlen(LOCAL_PATH) && !memcmp(path, LOCAL_PATH, lens[0]))
                 return -EINVAL;
 
-        r = message_new(&m, KDBUS_MESSAGE_METHOD_CALL, KDBUS_LITTLE_ENDIAN, true);
+        r = message_new(&m, KDBUS_MESSAGE_METHOD_CALL, KDBUS_LITTLE_ENDIAN, true, cache);
         if (r < 0)
                 return r;
         r = message_set_strings(m, codes, values, lens, 4, borrow);
@@ -659,7 +690,7 @@ int kdbus_message_new_signal(struct kdbus_message **ret, const char *path,
         if (!strcmp(path, LOCAL_PATH) || !strcmp(interface, LOCAL_INTERFACE))
                 return -EINVAL;
 
-        r = message_new(&m, KDBUS_MESSAGE_SIGNAL, KDBUS_LITTLE_ENDIAN, true);
+        r = message_new(&m, KDBUS_MESSAGE_SIGNAL, KDBUS_LITTLE_ENDIAN, true, NULL);
         if (r < 0)
                 return r;
         m->flags = KDBUS_MESSAGE_NO_REPLY_EXPECTED;
@@ -672,7 +703,7 @@ int kdbus_message_new_signal(struct kdbus_message **ret, const char *path,
 }
 
 static int message_new_reply(struct kdbus_message **ret, const struct kdbus_message *call,
-                             uint8_t type, bool borrow)
+                             uint8_t type, bool borrow, struct message_name_cache *cache)
 {
         _cleanup_message_ struct kdbus_message *m = NULL;
         int r;
@@ -684,7 +715,7 @@ static int message_new_reply(struct kdbus_message **ret, const struct kdbus_mess
         if (call->type != KDBUS_MESSAGE_METHOD_CALL)
                 return -EINVAL;
 
-        r = message_new(&m, type, KDBUS_LITTLE_ENDIAN, true);
+        r = message_new(&m, type, KDBUS_LITTLE_ENDIAN, true, cache);
         if (r < 0)
                 return r;
         /* replies expect no reply themselves (libdbus and sd-bus agree) */
@@ -707,13 +738,14 @@ static int message_new_reply(struct kdbus_message **ret, const struct kdbus_mess
 
 int kdbus_message_new_method_return(struct kdbus_message **ret, const struct kdbus_message *call)
 {
-        return message_new_reply(ret, call, KDBUS_MESSAGE_METHOD_RETURN, false);
+        return message_new_reply(ret, call, KDBUS_MESSAGE_METHOD_RETURN, false, NULL);
 }
 
 int message_new_method_return_borrowed(struct kdbus_message **ret,
-                                       const struct kdbus_message *call)
+                                       const struct kdbus_message *call,
+                                       struct message_name_cache *cache)
 {
-        return message_new_reply(ret, call, KDBUS_MESSAGE_METHOD_RETURN, true);
+        return message_new_reply(ret, call, KDBUS_MESSAGE_METHOD_RETURN, true, cache);
 }
 
 int kdbus_message_new_error(struct kdbus_message **ret, const struct kdbus_message *call,
@@ -726,7 +758,7 @@ int kdbus_message_new_error(struct kdbus_message **ret, const struct kdbus_messa
                 return -EINVAL;
         if (text && !kdbus_utf8_valid(text, strlen(text)))
                 return -EINVAL;
-        r = message_new_reply(&m, call, KDBUS_MESSAGE_ERROR, false);
+        r = message_new_reply(&m, call, KDBUS_MESSAGE_ERROR, false, NULL);
         if (r < 0)
                 return r;
         r = field_set_string(&m->fields, KDBUS_FIELD_ERROR_NAME, name);
@@ -1361,12 +1393,13 @@ static int parse_header_checked(struct kdbus_message *m, const uint8_t *p, size_
 }
 
 /* a received message from the fixed part of its header @p (checked by the caller) */
-static int message_new_received(struct kdbus_message **ret, const uint8_t *p)
+static int message_new_received(struct kdbus_message **ret, const uint8_t *p,
+                                struct message_name_cache *cache)
 {
         _cleanup_message_ struct kdbus_message *m = NULL;
         int r;
 
-        r = message_new(&m, p[1], (char)p[0], false);
+        r = message_new(&m, p[1], (char)p[0], false, cache);
         if (r < 0)
                 return r;
         m->flags = p[2];
@@ -1410,7 +1443,7 @@ int message_parse_received(struct kdbus_message **ret, const void *data, size_t 
         if (p[1] == 0)
                 return -EBADMSG;        /* invalid message type */
 
-        r = message_new_received(&m, p);
+        r = message_new_received(&m, p, cache);
         if (r < 0)
                 return r;
 
@@ -2074,7 +2107,7 @@ int kdbus_message_convert(struct kdbus_message **ret, struct kdbus_message *m, c
         if (!m->sealed)
                 return -EPERM;
 
-        e = message_new(&c, m->type, endian, true);
+        e = message_new(&c, m->type, endian, true, NULL);
         if (e < 0)
                 return e;
         c->flags = m->flags;
@@ -2153,7 +2186,7 @@ int kdbus_message_parse_external(struct kdbus_message **ret, const void *header,
         if (body_start > (uint64_t)st.st_size || body_size > (uint64_t)st.st_size - body_start)
                 return -EBADMSG;
 
-        r = message_new_received(&m, p);
+        r = message_new_received(&m, p, NULL);
         if (r < 0)
                 return r;
         r = parse_header_checked(m, p, header_end, body_offset, false, NULL, NULL, NULL);

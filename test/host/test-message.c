@@ -807,7 +807,7 @@ static void test_name_cache(void)
                        strcmp(kdbus_message_get_path(m), "/p") != 0 ||
                        strcmp(kdbus_message_get_interface(m), "org.e.F") != 0 ||
                        strcmp(kdbus_message_get_member(m), "M") != 0;
-                bad += message_new_method_return_borrowed(&reply, m) != 0;
+                bad += message_new_method_return_borrowed(&reply, m, NULL) != 0;
                 bad += kdbus_message_get_destination(reply) != kdbus_message_get_sender(m);
                 bad += kdbus_message_seal(reply, 4, NULL) != 0;
                 bad += kdbus_message_get_destination(reply) == kdbus_message_get_sender(m) ||
@@ -966,6 +966,63 @@ static void test_fields_cache(void)
 }
 
 /*
+ * The objects of messages a connection drops are kept for its next ones
+ * (message_unref_keep()): a message parsed or made on a kept object reads
+ * back as one on a new object, at most MESSAGE_SPARES are kept, and
+ * message_cache_release() frees them (the sanitizer sees no leak).
+ */
+static void test_spares(void)
+{
+        struct message_name_cache cache = { 0 };
+        struct kdbus_message *v = NULL, *p = NULL, *q = NULL, *m[MESSAGE_SPARES + 1] = { NULL };
+        unsigned int bad = 0;
+        const void *data, *d2;
+        const char *s = NULL;
+        size_t n, n2;
+
+        bad += kdbus_message_new_method_call(&v, "org.a.B", "/p", "org.a.I", "M") != 0;
+        bad += kdbus_message_append(v, "su", "text", 5) != 0 || kdbus_message_seal(v, 3, ":1.4") != 0;
+        bad += kdbus_message_get_data(v, &data, &n) != 0;
+        for (size_t i = 0; i < 2 && !bad; ++i) {
+                struct kdbus_message *old;
+
+                bad += message_parse_cached(&p, data, n, &cache) != 0;
+                old = p;
+                message_unref_keep(p, &cache);
+                bad += cache.n_spares != 1;
+                /* parsed on the kept object, then a call made on it */
+                bad += message_parse_cached(&p, data, n, &cache) != 0 || p != old ||
+                       kdbus_message_parse(&q, data, n) != 0 || !same_header(p, q);
+                bad += kdbus_message_read(p, "s", &s) != 0 || !streq(s, "text");
+                q = kdbus_message_unref(q);
+                message_unref_keep(p, &cache);
+                bad += message_new_method_call_borrowed(&p, "org.a.B", "/p", "org.a.I", "M", &cache) != 0 ||
+                       p != old;
+                bad += kdbus_message_append(p, "su", "text", 5) != 0 || kdbus_message_seal(p, 3, ":1.4") != 0;
+                bad += kdbus_message_get_data(p, &d2, &n2) != 0 || n2 != n || memcmp(d2, data, n);
+                /* a reply on it */
+                message_unref_keep(p, &cache);
+                bad += message_new_method_return_borrowed(&p, v, &cache) != 0 || p != old;
+                bad += kdbus_message_seal(p, 4, NULL) != 0 || !streq(kdbus_message_get_destination(p), ":1.4");
+                message_unref_keep(p, &cache);
+        }
+        /* no more than MESSAGE_SPARES kept; a message with references left is not kept */
+        for (size_t i = 0; i <= MESSAGE_SPARES && !bad; ++i)
+                bad += message_parse_cached(&m[i], data, n, &cache) != 0;
+        kdbus_message_ref(m[0]);
+        message_unref_keep(m[0], &cache);
+        bad += cache.n_spares != 0;
+        for (size_t i = 0; i <= MESSAGE_SPARES; ++i)
+                message_unref_keep(m[i], &cache);
+        bad += cache.n_spares != MESSAGE_SPARES;
+        message_cache_release(&cache);
+        bad += cache.n_spares != 0;
+        kdbus_message_unref(v);
+        tap_ok(bad == 0, "spares: messages on a connection's kept objects read back as on new ones (%u wrong)",
+               bad);
+}
+
+/*
  * A small message's bytes live in the object's own allocation, a large
  * one's are allocated; rewriting the header of either (a sender set on a
  * sealed message) reads the old bytes while writing the new ones.
@@ -1039,7 +1096,7 @@ static void test_fds(void)
 
 int main(void)
 {
-        tap_plan(41);
+        tap_plan(42);
         test_vectors();
         test_round_trip();
         test_api_errors();
@@ -1048,6 +1105,7 @@ int main(void)
         test_inline_storage();
         test_name_cache();
         test_fields_cache();
+        test_spares();
         test_bytes_in_object();
         test_fds();
         return tap_done();
