@@ -427,7 +427,10 @@ static int writer_expect(struct kdbus_writer *w, const char *t, size_t tlen)
         case 0:
                 if (tlen > KDBUS_SIGNATURE_MAX - f->sig_len)
                         return -E2BIG;
-                memcpy(f->signature + f->sig_len, t, tlen);
+                if (tlen == 1)
+                        f->signature[f->sig_len] = t[0];        /* a basic type: no memcpy() call */
+                else
+                        memcpy(f->signature + f->sig_len, t, tlen);
                 f->sig_len += tlen;
                 f->signature[f->sig_len] = 0;
                 return 0;
@@ -455,7 +458,9 @@ static int writer_put_string(struct kdbus_writer *w, char type, const char *s, s
         r = writer_reserve(w, pad + head + len + 1, &p);
         if (r < 0)
                 return r;
-        memset(p, 0, pad);
+        /* the padding of a string or path (0-3 bytes) in one store: 5 or more were reserved */
+        if (type != 'g')
+                memset(p, 0, 4);
         p += pad;
         if (type == 'g') {
                 p[0] = (uint8_t)len;
@@ -924,12 +929,21 @@ static int reader_basic(struct kdbus_reader *r, char type, void *value)
 
 int kdbus_reader_read_basic(struct kdbus_reader *r, char type, void *value)
 {
+        const struct kdbus_frame *f = &r->frames[r->depth];
         const char *t;
         size_t tlen;
         int ret;
 
         if (!kdbus_type_is_basic(type))
                 return -EINVAL;
+        /* outside an array: the next type is @type exactly when its first byte is */
+        if (f->type != 'a') {
+                if (f->sig_pos >= f->sig_len)
+                        return 0;
+                if (f->signature[f->sig_pos] != type)
+                        return -ENXIO;
+                return reader_basic(r, type, value);
+        }
         ret = reader_next(r, &t, &tlen);
         if (ret <= 0)
                 return ret;

@@ -1618,9 +1618,14 @@ static int append_one(struct kdbus_message *m, const char **types, va_list *ap)
         unsigned int i, n;
         int r;
 
-        r = kdbus_signature_next(t, 0, 0, &len);
-        if (r < 0)
-                return r;
+        /* a basic type is a complete type of one byte */
+        if (kdbus_type_is_basic(t[0])) {
+                len = 1;
+        } else {
+                r = kdbus_signature_next(t, 0, 0, &len);
+                if (r < 0)
+                        return r;
+        }
 
         switch (t[0]) {
         case 'y': {
@@ -1883,11 +1888,9 @@ static int read_one(struct kdbus_message *m, const char **types, va_list *ap)
         unsigned int i, n;
         int r;
 
-        r = kdbus_signature_next(t, 0, 0, &len);
-        if (r < 0)
-                return r;
-
+        /* a basic type is a complete type of one byte */
         if (kdbus_type_is_basic(t[0])) {
+                len = 1;
                 /* kdbus_message_readv() made the reader; h is an index into the fds */
                 r = t[0] == 'h' ? kdbus_message_read_basic(m, 'h', va_arg(*ap, void *))
                                 : kdbus_reader_read_basic(&m->reader, t[0], va_arg(*ap, void *));
@@ -1899,6 +1902,9 @@ static int read_one(struct kdbus_message *m, const char **types, va_list *ap)
                 return 1;
         }
 
+        r = kdbus_signature_next(t, 0, 0, &len);
+        if (r < 0)
+                return r;
         if (t[0] == 'a') {
                 n = va_arg(*ap, unsigned int);
                 contents_of(t, len, contents);
