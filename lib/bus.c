@@ -1287,8 +1287,10 @@ static bool is_driver_call(struct kdbus_message *m)
 {
         const char *dest = kdbus_message_get_destination(m);
 
+        /* the destination's length is kept: most are not the driver's */
         return kdbus_message_get_type(m) == KDBUS_MESSAGE_METHOD_CALL &&
-               (!dest || strcmp(dest, KDBUS_DRIVER_NAME) == 0);
+               (!dest || (message_field_len(m, KDBUS_FIELD_DESTINATION) == strlen(KDBUS_DRIVER_NAME) &&
+                          memcmp(dest, KDBUS_DRIVER_NAME, strlen(KDBUS_DRIVER_NAME)) == 0));
 }
 
 /*
@@ -1344,7 +1346,12 @@ static int bus_send_raw(struct kdbus_bus *bus, struct kdbus_message *m, uint64_t
                         return -EINVAL;
                 dst_id = KDBUS_DST_ID_BROADCAST;
         } else if (dest[0] == ':') {
-                if (!kdbus_unique_name_parse(dest, &dst_id))
+                size_t len = message_field_len(m, KDBUS_FIELD_DESTINATION);
+
+                /* a reply goes to the last sender, whose name is kept with its id */
+                if (bus->last_src_id && len == bus->last_src_len && !memcmp(dest, bus->last_src, len))
+                        dst_id = bus->last_src_id;
+                else if (!kdbus_unique_name_parse(dest, &dst_id))
                         return -ENXIO;
         }
         if (type == KDBUS_MESSAGE_METHOD_RETURN || type == KDBUS_MESSAGE_ERROR) {

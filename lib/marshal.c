@@ -737,7 +737,8 @@ void kdbus_reader_deinit(struct kdbus_reader *r)
 {
         if (r->frames != &r->frame0)
                 free(r->frames);
-        free(r->peek);
+        if (r->peek)
+                free(r->peek);
         r->peek = NULL;
         r->frames = NULL;
         r->n_frames = 0;

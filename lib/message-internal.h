@@ -31,7 +31,7 @@ struct message_fields_cache {
         uint16_t present;                       /* bit per code */
         uint16_t holes[2];              /* offsets of the number values, ascending */
         uint16_t offset[_KDBUS_FIELD_MAX + 1];  /* of each value in the array */
-        uint32_t lens[_KDBUS_FIELD_MAX + 1];    /* of each string value */
+        uint32_t lens[_KDBUS_FIELD_MAX + 1];    /* of each string value (as in the fields) */
         uint8_t bytes[MESSAGE_FIELDS_CACHE_SIZE];
 };
 

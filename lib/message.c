@@ -389,8 +389,10 @@ static void message_release(struct kdbus_message *m)
         fields_release(&m->fields);
         if (m->strings_owned)
                 free(m->strings);
-        close_fds(m->fds, m->n_fds);
-        free(m->fds);
+        if (m->fds) {
+                close_fds(m->fds, m->n_fds);
+                free(m->fds);
+        }
         message_drop_writer(m);
         if (m->has_reader)
                 kdbus_reader_deinit(&m->reader);
@@ -1188,23 +1190,21 @@ static bool fields_cache_take(struct message_fields *f, const struct message_fie
         }
         if (memcmp(fields + pos, c->bytes + pos, len - pos))
                 return false;
-        if ((c->present & (1U << KDBUS_FIELD_REPLY_SERIAL)) &&
-            !get_u32(fields + c->offset[KDBUS_FIELD_REPLY_SERIAL], endian))
-                return false;
-        for (size_t i = 0; i < c->n_order; ++i) {
-                uint8_t code = c->order[i];
-                const uint8_t *v = fields + c->offset[code];
-
-                if (code == KDBUS_FIELD_REPLY_SERIAL) {
-                        f->reply_serial = get_u32(v, endian);
-                } else if (code == KDBUS_FIELD_UNIX_FDS) {
-                        f->unix_fds = get_u32(v, endian);
-                } else {
-                        f->strings[code] = (char *)v;
-                        f->lens[code] = c->lens[code];
-                }
+        if (c->present & (1U << KDBUS_FIELD_REPLY_SERIAL)) {
+                f->reply_serial = get_u32(fields + c->offset[KDBUS_FIELD_REPLY_SERIAL], endian);
+                if (!f->reply_serial)
+                        return false;
         }
-        memcpy(f->order, c->order, c->n_order);
+        if (c->present & (1U << KDBUS_FIELD_UNIX_FDS))
+                f->unix_fds = get_u32(fields + c->offset[KDBUS_FIELD_UNIX_FDS], endian);
+        /* the strings by their presence bits; the other arrays whole (lengths 0 where absent) */
+        for (unsigned int bits = c->present & STRING_FIELDS; bits; bits &= bits - 1) {
+                unsigned int code = (unsigned int)__builtin_ctz(bits);
+
+                f->strings[code] = (char *)fields + c->offset[code];
+        }
+        memcpy(f->lens, c->lens, sizeof(f->lens));
+        memcpy(f->order, c->order, sizeof(f->order));
         f->n_order = c->n_order;
         f->present = c->present;
         f->borrowed = c->present & STRING_FIELDS;
@@ -1221,6 +1221,7 @@ static void fields_cache_keep(struct message_fields_cache *c, const struct messa
         if (len > sizeof(c->bytes))
                 return;
         c->n_holes = 0;
+        memcpy(c->lens, f->lens, sizeof(c->lens));
         for (size_t i = 0; i < f->n_order; ++i) {
                 uint8_t code = f->order[i];
 
@@ -1232,11 +1233,10 @@ static void fields_cache_keep(struct message_fields_cache *c, const struct messa
                         pos += 8;
                 } else {
                         c->offset[code] = (uint16_t)((const uint8_t *)f->strings[code] - fields);
-                        c->lens[code] = f->lens[code];
                         pos = c->offset[code] + (size_t)f->lens[code] + 1;
                 }
         }
-        memcpy(c->order, f->order, f->n_order);
+        memcpy(c->order, f->order, sizeof(c->order));
         c->n_order = (uint8_t)f->n_order;
         c->present = f->present;
         c->endian = endian;
