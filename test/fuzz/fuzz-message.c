@@ -8,7 +8,12 @@
  *     they are strictly shorter);
  *   - re-marshalling the body value by value (kdbus_message_convert) in the
  *     same byte order reproduces the bytes exactly (the marshalling is
- *     canonical), and a trip through the other byte order does too.
+ *     canonical), and a trip through the other byte order does too;
+ *   - a connection's parse (message_parse_cached(), with the names, the
+ *     last header's fields and the objects a connection keeps, carried
+ *     from input to input as bus.c carries them from message to message)
+ *     judges every input as kdbus_message_parse() does, with the same
+ *     bytes and fields.
  *
  * Any violation calls __builtin_trap() so libFuzzer records the input.
  */
@@ -17,7 +22,11 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "message-internal.h"
 #include "message.h"
+
+/* what a connection keeps across messages, here across inputs */
+static struct message_name_cache conn;
 
 static void check(int cond)
 {
@@ -35,6 +44,26 @@ static void same_data(struct kdbus_message *a, struct kdbus_message *b)
         check(na == nb && memcmp(da, db, na) == 0);
 }
 
+static int same_string(const char *a, const char *b)
+{
+        return (!a && !b) || (a && b && strcmp(a, b) == 0);
+}
+
+static void same_fields(const struct kdbus_message *a, const struct kdbus_message *b)
+{
+        uint32_t ra = 0, rb = 0;
+
+        check(kdbus_message_get_reply_serial(a, &ra) == kdbus_message_get_reply_serial(b, &rb));
+        check(ra == rb && kdbus_message_get_unix_fds(a) == kdbus_message_get_unix_fds(b));
+        check(same_string(kdbus_message_get_path(a), kdbus_message_get_path(b)));
+        check(same_string(kdbus_message_get_interface(a), kdbus_message_get_interface(b)));
+        check(same_string(kdbus_message_get_member(a), kdbus_message_get_member(b)));
+        check(same_string(kdbus_message_get_error_name(a), kdbus_message_get_error_name(b)));
+        check(same_string(kdbus_message_get_destination(a), kdbus_message_get_destination(b)));
+        check(same_string(kdbus_message_get_sender(a), kdbus_message_get_sender(b)));
+        check(same_string(kdbus_message_get_signature(a), kdbus_message_get_signature(b)));
+}
+
 int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size);
 
 int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
@@ -44,7 +73,17 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
         size_t n;
         char endian, foreign;
 
-        if (kdbus_message_parse(&m, data, size) < 0)
+        struct kdbus_message *c = NULL;
+        int r;
+
+        r = kdbus_message_parse(&m, data, size);
+        check(message_parse_cached(&c, data, size, &conn) == r);
+        if (r == 0) {
+                same_data(m, c);
+                same_fields(m, c);
+        }
+        message_unref_keep(c, &conn);
+        if (r < 0)
                 return 0;
 
         check(kdbus_message_get_data(m, &bytes, &n) == 0);
