@@ -347,27 +347,38 @@ void kdbus_writer_restore(struct kdbus_writer *w, const struct kdbus_writer_stat
         f->signature[s->sig_len] = 0;
 }
 
-static int writer_reserve(struct kdbus_writer *w, size_t n, uint8_t **p)
+/* room for @n more bytes than the writer has (writer_reserve()) */
+static int writer_grow(struct kdbus_writer *w, size_t n)
+{
+        size_t want = w->allocated ? w->allocated * 2 : 256;
+        uint8_t *d;
+
+        if (want < w->size + n)
+                want = w->size + n;
+        if (w->data == w->inline_data) {
+                d = malloc(want);
+                if (d)
+                        memcpy(d, w->data, w->size);
+        } else {
+                d = realloc(w->data, want);
+        }
+        if (!d)
+                return -ENOMEM;
+        w->data = d;
+        w->allocated = want;
+        return 0;
+}
+
+/* @n bytes at the end, at *@p; small enough to be inlined where bytes are written */
+static inline int writer_reserve(struct kdbus_writer *w, size_t n, uint8_t **p)
 {
         if (n > KDBUS_MESSAGE_MAX_SIZE - w->size)
                 return -EMSGSIZE;
         if (w->size + n > w->allocated) {
-                size_t want = w->allocated ? w->allocated * 2 : 256;
-                uint8_t *d;
+                int r = writer_grow(w, n);
 
-                if (want < w->size + n)
-                        want = w->size + n;
-                if (w->data == w->inline_data) {
-                        d = malloc(want);
-                        if (d)
-                                memcpy(d, w->data, w->size);
-                } else {
-                        d = realloc(w->data, want);
-                }
-                if (!d)
-                        return -ENOMEM;
-                w->data = d;
-                w->allocated = want;
+                if (r < 0)
+                        return r;
         }
         *p = w->data + w->size;
         w->size += n;
