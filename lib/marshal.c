@@ -429,8 +429,13 @@ static int writer_put(struct kdbus_writer *w, size_t align, const void *v, size_
         return 0;
 }
 
-/* account for the complete type t in the current container's signature */
-static int writer_expect(struct kdbus_writer *w, const char *t, size_t tlen)
+/*
+ * Account for the complete type t in the current container's signature.
+ * Inlined: every value appended passes here, and a basic value's constant
+ * length of 1 leaves little of it.
+ */
+static inline __attribute__((always_inline)) int
+writer_expect(struct kdbus_writer *w, const char *t, size_t tlen)
 {
         struct kdbus_frame *f = &w->frames[w->depth];
 
@@ -837,8 +842,11 @@ static void reader_advance(struct kdbus_reader *r, size_t tlen)
  * A string, path or signature at the current position: its length (4-aligned
  * u32, or a byte for a signature), the bytes and their NUL, read in place
  * with the checks of reader_get(). The reader moves only on success.
+ * Inlined: every string value is read and validated through it, and the
+ * variants' callers pass the constant 'g', which leaves little of it.
  */
-static int reader_get_string(struct kdbus_reader *r, char type, const char **out, size_t *out_len)
+static inline __attribute__((always_inline)) int
+reader_get_string(struct kdbus_reader *r, char type, const char **out, size_t *out_len)
 {
         size_t limit = reader_limit(r), pos = r->pos;
         const char *s;
@@ -886,8 +894,13 @@ static int reader_get_string(struct kdbus_reader *r, char type, const char **out
         return 0;
 }
 
-/* the basic value of @type that the signature has next: 1, or an error */
-static int reader_basic(struct kdbus_reader *r, char type, void *value)
+/*
+ * The basic value of @type that the signature has next: 1, or an error.
+ * Inlined into its three callers (reading, validating a flat body,
+ * skipping): every value received passes here at least once.
+ */
+static inline __attribute__((always_inline)) int
+reader_basic(struct kdbus_reader *r, char type, void *value)
 {
         size_t saved_pos = r->pos;      /* reading a value moves only the position */
         const char *s = NULL;
