@@ -21,7 +21,7 @@
 
 /* ---- syntax checks ---- */
 
-bool kdbus_utf8_valid(const char *str, size_t len)
+static inline __attribute__((always_inline)) bool utf8_valid(const char *str, size_t len)
 {
         const uint8_t *s = (const uint8_t *)str;
         size_t i = 0;
@@ -76,6 +76,11 @@ bool kdbus_utf8_valid(const char *str, size_t len)
                 i += n + 1;
         }
         return true;
+}
+
+bool kdbus_utf8_valid(const char *str, size_t len)
+{
+        return utf8_valid(str, len);
 }
 
 static bool char_is_name(char c)
@@ -508,7 +513,7 @@ int kdbus_writer_append_basic(struct kdbus_writer *w, char type, const void *val
                 len = strlen(s);
                 if (len > UINT32_MAX)
                         return -EMSGSIZE;
-                if (!kdbus_utf8_valid(s, len))
+                if (!utf8_valid(s, len))
                         return -EINVAL;
                 break;
         case 'o':
@@ -883,7 +888,7 @@ reader_get_string(struct kdbus_reader *r, char type, const char **out, size_t *o
         if (!r->validated) {
                 if (type != 's' && memchr(s, 0, len))
                         return -EILSEQ;
-                if (type == 's' && !kdbus_utf8_valid(s, len))
+                if (type == 's' && !utf8_valid(s, len))
                         return -EILSEQ;
                 if (type == 'o' && !kdbus_object_path_valid(s, len))
                         return -EBADMSG;
