@@ -12,36 +12,22 @@
 
 #include "signature.h"
 
-/* type classes by code, a lookup instead of a search: asked for every value */
-#define TC_FIXED        0x1
-#define TC_BASIC        0x2
-#define TC_CONTAINER    0x4
-
-static const unsigned char type_class[256] = {
-        ['y'] = TC_FIXED | TC_BASIC, ['b'] = TC_FIXED | TC_BASIC,
-        ['n'] = TC_FIXED | TC_BASIC, ['q'] = TC_FIXED | TC_BASIC,
-        ['i'] = TC_FIXED | TC_BASIC, ['u'] = TC_FIXED | TC_BASIC,
-        ['x'] = TC_FIXED | TC_BASIC, ['t'] = TC_FIXED | TC_BASIC,
-        ['d'] = TC_FIXED | TC_BASIC, ['h'] = TC_FIXED | TC_BASIC,
-        ['s'] = TC_BASIC, ['o'] = TC_BASIC, ['g'] = TC_BASIC,
-        ['a'] = TC_CONTAINER, ['('] = TC_CONTAINER, ['{'] = TC_CONTAINER,
-        ['v'] = TC_CONTAINER,
+/* type classes by code, a lookup instead of a search (signature.h) */
+const unsigned char signature_type_class[256] = {
+        ['y'] = KDBUS_TC_FIXED | KDBUS_TC_BASIC, ['b'] = KDBUS_TC_FIXED | KDBUS_TC_BASIC,
+        ['n'] = KDBUS_TC_FIXED | KDBUS_TC_BASIC, ['q'] = KDBUS_TC_FIXED | KDBUS_TC_BASIC,
+        ['i'] = KDBUS_TC_FIXED | KDBUS_TC_BASIC, ['u'] = KDBUS_TC_FIXED | KDBUS_TC_BASIC,
+        ['x'] = KDBUS_TC_FIXED | KDBUS_TC_BASIC, ['t'] = KDBUS_TC_FIXED | KDBUS_TC_BASIC,
+        ['d'] = KDBUS_TC_FIXED | KDBUS_TC_BASIC, ['h'] = KDBUS_TC_FIXED | KDBUS_TC_BASIC,
+        ['s'] = KDBUS_TC_BASIC, ['o'] = KDBUS_TC_BASIC, ['g'] = KDBUS_TC_BASIC,
+        ['a'] = KDBUS_TC_CONTAINER, ['('] = KDBUS_TC_CONTAINER, ['{'] = KDBUS_TC_CONTAINER,
+        ['v'] = KDBUS_TC_CONTAINER,
 };
 
-bool kdbus_type_is_basic(char type)
-{
-        return type_class[(unsigned char)type] & TC_BASIC;
-}
-
-bool kdbus_type_is_fixed(char type)
-{
-        return type_class[(unsigned char)type] & TC_FIXED;
-}
-
-bool kdbus_type_is_container(char type)
-{
-        return type_class[(unsigned char)type] & TC_CONTAINER;
-}
+/* the external definitions of the inline predicates */
+extern inline bool kdbus_type_is_basic(char type);
+extern inline bool kdbus_type_is_fixed(char type);
+extern inline bool kdbus_type_is_container(char type);
 
 size_t kdbus_type_alignment(char type)
 {

@@ -17,9 +17,31 @@
 #define KDBUS_SIGNATURE_MAX_ARRAYS      32
 #define KDBUS_SIGNATURE_MAX_STRUCTS     32
 
-bool kdbus_type_is_basic(char type);
-bool kdbus_type_is_fixed(char type);
-bool kdbus_type_is_container(char type);
+/*
+ * Type classes by code (signature.c): a lookup, asked for every value, so
+ * the predicates are inline here (signature.c has their external
+ * definitions).
+ */
+#define KDBUS_TC_FIXED          0x1
+#define KDBUS_TC_BASIC          0x2
+#define KDBUS_TC_CONTAINER      0x4
+
+extern const unsigned char signature_type_class[256];
+
+inline bool kdbus_type_is_basic(char type)
+{
+        return signature_type_class[(unsigned char)type] & KDBUS_TC_BASIC;
+}
+
+inline bool kdbus_type_is_fixed(char type)
+{
+        return signature_type_class[(unsigned char)type] & KDBUS_TC_FIXED;
+}
+
+inline bool kdbus_type_is_container(char type)
+{
+        return signature_type_class[(unsigned char)type] & KDBUS_TC_CONTAINER;
+}
 size_t kdbus_type_alignment(char type);
 size_t kdbus_type_fixed_size(char type);
 
