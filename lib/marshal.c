@@ -468,8 +468,13 @@ writer_expect(struct kdbus_writer *w, const char *t, size_t tlen)
         }
 }
 
-/* padding, length (u32, or a byte for a signature), the bytes and a NUL: one reservation */
-static int writer_put_string(struct kdbus_writer *w, char type, const char *s, size_t len)
+/*
+ * Padding, length (u32, or a byte for a signature), the bytes and a NUL:
+ * one reservation. Inlined into its two callers (every string appended,
+ * a variant's signature).
+ */
+static inline __attribute__((always_inline)) int
+writer_put_string(struct kdbus_writer *w, char type, const char *s, size_t len)
 {
         size_t pad = type == 'g' ? 0 : align_up(w->size, 4) - w->size;
         size_t head = type == 'g' ? 1 : 4;

@@ -968,10 +968,10 @@ static int message_seal(struct kdbus_message *m, uint32_t serial, const char *se
                 m->fields = old;
                 return r;
         }
-        /* what the borrowed ones replaced (the rest moved into the bytes) */
-        if (!(old.borrowed & sig_bit))
+        /* what the borrowed ones replaced (the rest moved into the bytes), if anything */
+        if (old.strings[KDBUS_FIELD_SIGNATURE] && !(old.borrowed & sig_bit))
                 free(old.strings[KDBUS_FIELD_SIGNATURE]);
-        if (sender && !(old.borrowed & sender_bit))
+        if (sender && old.strings[KDBUS_FIELD_SENDER] && !(old.borrowed & sender_bit))
                 free(old.strings[KDBUS_FIELD_SENDER]);
         message_drop_writer(m);
         m->sealed = true;
