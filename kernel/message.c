@@ -13,8 +13,10 @@
  *    the two under the receiver's conn->lock, which the sender takes
  *    (alone) before its SEND returns to copy what was not pulled; the
  *    staging object lives until then, so a linked entry never points to
- *    a freed one. The sender of an answer first spins (bounded) until
- *    the caller has started to pull it.
+ *    a freed one. Meanwhile the sender copies pieces of the payload into
+ *    the receiver's slice under staging->pull_lock only (no connection
+ *    lock); unlinking takes that lock too, so the slice outlives each
+ *    piece (kdbus_staging_help_pull()).
  *  - Delivering into a receiver takes the receiver's conn->lock (it
  *    protects the receive queue, its quotas and the pool's accounted
  *    share) and, when a reply record is created or consumed, the
@@ -28,8 +30,9 @@
  *    also collected while staging, if any connection of the bus wants
  *    it; results go back to user space after every lock is dropped.
  *    A sender whose memory faults slowly stalls only itself.
- *  - Lock order: conn->lock (at most two, by address) -> the pool's
- *    page cache (pool.c writes pages directly, no inode lock).
+ *  - Lock order: conn->lock (at most two, by address) ->
+ *    staging->pull_lock -> the pool's page cache (pool.c writes pages
+ *    directly, no inode lock).
  *    pool->lock is a leaf of its own, never held across a copy.
  *    Nothing here is called with a spinlock held.
  *  - Metadata (metadata.c) is collected and rendered per receiver while
@@ -107,13 +110,12 @@
 #define KDBUS_PULL_MIN_PAYLOAD	SZ_32K
 
 /*
- * How long the sender of an answer that its caller pulls waits for the
- * caller to start: a fixed part for the caller's wake-up plus about what
- * copying the payload across CPUs costs the sender itself (1 ns per byte,
- * above what the test VM needs), capped (kdbus_staging_wait_pull()).
+ * A pulled payload is copied in pieces of this size, from the front by the
+ * receiver and from the back by the sender (kdbus_staging_help_pull()):
+ * small enough that both sides finish close together, large enough that
+ * claiming one costs nothing next to its copy.
  */
-#define KDBUS_PULL_WAIT_BASE_NS	(50 * NSEC_PER_USEC)
-#define KDBUS_PULL_WAIT_MAX_NS	(100 * NSEC_PER_USEC)
+#define KDBUS_PULL_CHUNK	SZ_32K
 
 /* zero bytes for padding; padding is never longer than 7 bytes */
 static const u8 kdbus_zeros[8];
@@ -1079,64 +1081,90 @@ static int kdbus_slice_write_zeros(struct kdbus_pool_slice *slice, u64 off,
 }
 
 /*
- * Copy the payload stream: a small one copied in at SEND is written in one
- * piece; otherwise runs of user vectors are copied with one iov_iter from
- * the sender's pinned pages straight into the pool, and padding chunks are
- * written from a kernel zero buffer.
+ * Where byte @skip of the user vector @part lies among its bio_vecs (the
+ * first from @bv): the first page may be partial, all others are whole.
  */
-static int kdbus_staging_emit_payload(struct kdbus_staging *staging,
-				      struct kdbus_pool_slice *slice, u64 off)
+static size_t kdbus_part_bvec(const struct iovec *part, size_t bv,
+			      size_t *skip)
 {
-	size_t i = 0, j, len, bv = 0, nbv;
+	size_t first = PAGE_SIZE - offset_in_page((unsigned long)part->iov_base);
+
+	if (*skip < first)
+		return bv;
+	*skip -= first;
+	bv += 1 + *skip / PAGE_SIZE;
+	*skip %= PAGE_SIZE;
+	return bv;
+}
+
+static size_t kdbus_part_n_bvecs(const struct iovec *part)
+{
+	if (!part->iov_len)
+		return 0;
+	return DIV_ROUND_UP(offset_in_page((unsigned long)part->iov_base) +
+			    part->iov_len, PAGE_SIZE);
+}
+
+/*
+ * Copy bytes [@start, @end) of a pinned payload stream into @slice at
+ * @off + @start: each run of user vectors with one iov_iter from the
+ * sender's pinned pages straight into the pool, padding from a kernel
+ * zero buffer. A range's first page is found by arithmetic, so a payload
+ * copied in pieces (kdbus_staging_copy_pending()) is not walked page by
+ * page for each.
+ */
+static int kdbus_staging_emit_range(struct kdbus_staging *staging,
+				    struct kdbus_pool_slice *slice, u64 off,
+				    size_t start, size_t end)
+{
+	size_t i = 0, j, pos = 0, bv = 0, from, to, skip, k;
 	ssize_t n;
 	int ret;
 
-	if (staging->payload_copy) {
-		struct kvec kvec = {
-			.iov_base = staging->payload_copy,
-			.iov_len = staging->n_payload,
-		};
+	while (i < staging->n_parts && pos < end) {
+		const struct iovec *part = &staging->parts[i];
 
-		return kdbus_slice_write_kvec(slice, off, &kvec, 1,
-					      kvec.iov_len);
-	}
-
-	while (i < staging->n_parts) {
-		if (!staging->parts[i].iov_base) {
-			len = staging->parts[i].iov_len;
-			ret = kdbus_slice_write_zeros(slice, off, len);
-			if (ret < 0)
-				return ret;
-			off += len;
+		if (!part->iov_base) {
+			from = max(start, pos);
+			to = min(end, pos + part->iov_len);
+			if (from < to) {
+				ret = kdbus_slice_write_zeros(slice,
+							      off + from,
+							      to - from);
+				if (ret < 0)
+					return ret;
+			}
+			pos += part->iov_len;
 			++i;
 			continue;
 		}
 
-		len = 0;
-		nbv = 0;
+		/* a run of user vectors: where @start falls, and its end */
+		from = max(start, pos);
+		k = bv;
+		skip = 0;
 		for (j = i; j < staging->n_parts; ++j) {
-			const struct iovec *part = &staging->parts[j];
-
+			part = &staging->parts[j];
 			if (!part->iov_base)
 				break;
-			len += part->iov_len;
-			if (part->iov_len)
-				nbv += DIV_ROUND_UP(offset_in_page((unsigned long)part->iov_base) +
-						    part->iov_len, PAGE_SIZE);
+			if (from >= pos && from < pos + part->iov_len) {
+				skip = from - pos;
+				k = kdbus_part_bvec(part, bv, &skip);
+			}
+			pos += part->iov_len;
+			bv += kdbus_part_n_bvecs(part);
 		}
 
-		if (len) {
-			n = kdbus_pool_slice_copy_bvec(slice, off,
-						       staging->bvecs + bv,
-						       nbv, len);
+		to = min(end, pos);
+		if (from < to) {
+			n = kdbus_pool_slice_copy_bvec(slice, off + from,
+						       staging->bvecs + k,
+						       bv - k, skip, to - from);
 			if (n < 0)
 				return n;
-			if (n != len)
+			if (n != to - from)
 				return -EFAULT;
 		}
-
-		bv += nbv;
-		off += len;
 		i = j;
 	}
 
@@ -1221,7 +1249,8 @@ int kdbus_staging_emit(struct kdbus_staging *staging,
 	if (deferred_off)
 		*deferred_off = payload_off;
 	else
-		ret = kdbus_staging_emit_payload(staging, slice, payload_off);
+		ret = kdbus_staging_emit_range(staging, slice, payload_off, 0,
+					       staging->n_payload);
 	if (ret < 0)
 		return ret;
 
@@ -1230,22 +1259,118 @@ int kdbus_staging_emit(struct kdbus_staging *staging,
 }
 
 /*
- * Copy the pending payload of @entry from its sender's pinned pages, and
- * end the link. Context: entry->conn->lock held.
+ * A pending payload is copied in pieces of KDBUS_PULL_CHUNK bytes, claimed
+ * from the front by the receiver and from the back by the sender, which
+ * helps while it would otherwise only wait (kdbus_staging_help_pull()).
+ * staging->pull_claims packs the next piece from the front (low half) and
+ * one past the last unclaimed piece (high half).
  */
-static int kdbus_staging_copy_pending(struct kdbus_queue_entry *entry)
+static u64 kdbus_pull_claims(u32 front, u32 back)
 {
-	int ret;
+	return (u64)back << 32 | front;
+}
+
+static u32 kdbus_pull_n_chunks(const struct kdbus_staging *staging)
+{
+	return DIV_ROUND_UP(staging->n_payload, KDBUS_PULL_CHUNK);
+}
+
+/* claim the next piece from the front; false if none is left */
+static bool kdbus_pull_claim_front(struct kdbus_staging *staging, u32 *chunk)
+{
+	s64 old = atomic64_read(&staging->pull_claims);
+
+	do {
+		if (lower_32_bits(old) >= upper_32_bits(old))
+			return false;
+	} while (!atomic64_try_cmpxchg(&staging->pull_claims, &old, old + 1));
+
+	*chunk = lower_32_bits(old);
+	return true;
+}
+
+/*
+ * Claim the last unclaimed piece, never the first one: the receiver always
+ * copies the head itself, and a payload of one piece is left to it
+ * entirely.
+ */
+static bool kdbus_pull_claim_back(struct kdbus_staging *staging, u32 *chunk)
+{
+	s64 old = atomic64_read(&staging->pull_claims);
+
+	do {
+		if (upper_32_bits(old) <= max(lower_32_bits(old), 1U))
+			return false;
+	} while (!atomic64_try_cmpxchg(&staging->pull_claims, &old,
+				       old - BIT_ULL(32)));
+
+	*chunk = upper_32_bits(old) - 1;
+	return true;
+}
+
+/* copy pieces [@first, @last) of @entry's pending payload */
+static int kdbus_pull_copy_chunks(struct kdbus_queue_entry *entry,
+				  u32 first, u32 last)
+{
+	struct kdbus_staging *staging = entry->pull;
+
+	return kdbus_staging_emit_range(staging, entry->slice, entry->pull_off,
+					(size_t)first * KDBUS_PULL_CHUNK,
+					min_t(size_t, staging->n_payload,
+					      (size_t)last * KDBUS_PULL_CHUNK));
+}
+
+/* end the link of @entry and its staging object; both locks held */
+static void kdbus_pull_unlink(struct kdbus_queue_entry *entry)
+{
+	lockdep_assert_held(&entry->pull->pull_lock);
+
+	WRITE_ONCE(entry->pull->pull_entry, NULL);
+	entry->pull = NULL;
+}
+
+/*
+ * Copy what is left of the pending payload of @entry from its sender's
+ * pinned pages, wait for the piece the sender may be copying, and end the
+ * link. On failure nothing is left claimed: the payload stays pending as
+ * a whole. Context: entry->conn->lock held.
+ * Return: the bytes copied here, or a negative error code.
+ */
+static ssize_t kdbus_staging_copy_pending(struct kdbus_queue_entry *entry)
+{
+	struct kdbus_staging *staging = entry->pull;
+	u32 chunk, n_chunks = kdbus_pull_n_chunks(staging);
+	size_t copied = 0;
+	int ret = 0;
 
 	lockdep_assert_held(&entry->conn->lock);
 
-	ret = kdbus_staging_emit_payload(entry->pull, entry->slice,
-					 entry->pull_off);
-	if (ret < 0)
-		return ret;
+	while (kdbus_pull_claim_front(staging, &chunk)) {
+		ret = kdbus_pull_copy_chunks(entry, chunk, chunk + 1);
+		if (ret < 0)
+			break;
+		copied += min_t(size_t, KDBUS_PULL_CHUNK,
+				staging->n_payload - chunk * KDBUS_PULL_CHUNK);
+	}
 
-	kdbus_staging_pull_detach(entry);
-	return 0;
+	/* the sender's piece in flight; mutexes spin while the owner runs */
+	mutex_lock(&staging->pull_lock);
+	if (ret == 0 && staging->pull_help_failed) {
+		/* what the sender claimed and could not write */
+		ret = kdbus_pull_copy_chunks(entry,
+				upper_32_bits(atomic64_read(&staging->pull_claims)),
+				n_chunks);
+	}
+	if (ret < 0) {
+		atomic64_set(&staging->pull_claims,
+			     kdbus_pull_claims(0, n_chunks));
+		staging->pull_help_failed = false;
+	} else {
+		kdbus_pull_unlink(entry);
+	}
+	mutex_unlock(&staging->pull_lock);
+
+	return ret < 0 ? ret : copied;
 }
 
 /**
@@ -1255,43 +1380,43 @@ static int kdbus_staging_copy_pending(struct kdbus_queue_entry *entry)
  * The payload of a large synchronous call is not copied when the call is
  * queued: the receiver copies it from the sender's pinned pages when it
  * first sees the message (RECV, also with PEEK) or when the entry moves to
- * another connection; the sender copies it itself before its SEND returns
- * if nobody did (kdbus_staging_free()). The answer to a large synchronous
- * call is pulled the same way by its caller when it wakes. Either way the
- * payload is copied once, while the SEND that staged it runs. Copied by
- * the receiver, the bytes land in the receiver's CPU cache instead of
- * being pushed out of it by the sender's CPU, where the receiver would
- * then have to fetch them (Documentation/performance.md, "Who copies").
+ * another connection, and the sender copies pieces from the end meanwhile
+ * (kdbus_staging_help_pull()); the sender copies what is left itself
+ * before its SEND returns if nobody did (kdbus_staging_free()). The answer
+ * to a large synchronous call is taken the same way by its caller when it
+ * wakes. Either way every byte is copied once, while the SEND that staged
+ * it runs. Copied by the receiver, the bytes land in the receiver's CPU
+ * cache instead of being pushed out of it by the sender's CPU, where the
+ * receiver would then have to fetch them (Documentation/performance.md,
+ * "Who copies"); the sender's pieces use a CPU that would otherwise idle.
  *
- * Context: entry->conn->lock must be held; it serialises the copy with the
- * sender's own. The copy reads pinned pages only.
+ * Context: entry->conn->lock must be held; it serialises the receiver's
+ * copy with the sender's final one. The copy reads pinned pages only.
  * Return: 0 (also when nothing was pending), negative error code if the
  * pool cannot be written (the payload stays pending).
  */
 int kdbus_queue_entry_pull(struct kdbus_queue_entry *entry)
 {
-	size_t n;
-	int ret;
+	ssize_t ret;
 
 	lockdep_assert_held(&entry->conn->lock);
 
 	if (!entry->pull)
 		return 0;
 
-	n = entry->pull->n_payload;
-	/* a sender that waits for this may block on our lock from now on */
-	WRITE_ONCE(entry->pull->pull_started, true);
 	ret = kdbus_staging_copy_pending(entry);
-	if (ret == 0)
-		kdbus_stats_add(KDBUS_STAT_PULLED_USER, n);
-	return ret;
+	if (ret < 0)
+		return ret;
+	kdbus_stats_add(KDBUS_STAT_PULLED_USER, ret);
+	return 0;
 }
 
 /**
  * kdbus_staging_pull_detach() - end the link of a pulling entry
- * @entry:	queue entry whose payload was pulled or will never be
+ * @entry:	queue entry whose payload will never be copied
  *
- * Unlinks @entry and the sender's staging object; the sender frees the
+ * Unlinks @entry and the sender's staging object once the piece the sender
+ * may be copying into @entry's slice is written; the sender frees the
  * staging object only after taking entry->conn->lock.
  *
  * Context: entry->conn->lock must be held.
@@ -1302,42 +1427,55 @@ void kdbus_staging_pull_detach(struct kdbus_queue_entry *entry)
 
 	lockdep_assert_held(&entry->conn->lock);
 
-	WRITE_ONCE(staging->pull_entry, NULL);
-	entry->pull = NULL;
+	mutex_lock(&staging->pull_lock);
+	kdbus_pull_unlink(entry);
+	mutex_unlock(&staging->pull_lock);
 }
 
 /*
- * The sender of an answer whose caller pulls it (kdbus_msg_sync_attach())
- * gives the woken caller a moment to start taking it: 50 us plus 1 ns per
- * byte, at most 100 us. A caller that has started holds its own
- * conn->lock until it is done, and kdbus_staging_pull_finish() then waits
- * on that lock (spinning while the owner runs, as mutexes do); if the
- * caller has not started in time, the sender copies the payload itself,
- * as it did before answers were pulled. So a caller that is not scheduled
- * soon costs its replier at most that moment per large answer.
- *
- * The wait spins: the caller's wake-up and copy are short, and a replier
- * put to sleep would need a wake-up of its own, dearer than what the pull
- * saves. As KVM's halt polling, it stops as soon as anything else could
- * run on this CPU: that may be the woken caller itself, and then the copy
- * is made here, on the CPU the caller runs on. The sender's pages stay
- * pinned until its SEND returns: the caller gets the bytes of that SEND,
- * never what the replier writes after it.
+ * Link a queue entry whose payload is left pending to its staging object
+ * (kdbus_queue_entry_pull()). Context: dst->lock held.
  */
-static void kdbus_staging_wait_pull(struct kdbus_staging *staging)
+static void kdbus_staging_pull_link(struct kdbus_staging *staging,
+				    struct kdbus_conn *dst,
+				    struct kdbus_queue_entry *entry)
 {
-	u64 budget = min_t(u64, KDBUS_PULL_WAIT_BASE_NS + staging->n_payload,
-			   KDBUS_PULL_WAIT_MAX_NS);
-	u64 start = local_clock();
+	lockdep_assert_held(&dst->lock);
 
-	if (num_online_cpus() < 2)
-		return;
+	mutex_init(&staging->pull_lock);
+	atomic64_set(&staging->pull_claims,
+		     kdbus_pull_claims(0, kdbus_pull_n_chunks(staging)));
+	staging->pull_entry = entry;
+	staging->pull_dst = kdbus_conn_ref(dst);
+}
 
-	while (!READ_ONCE(staging->pull_started) &&
-	       READ_ONCE(staging->pull_entry) &&
-	       !need_resched() && single_task_running() &&
-	       local_clock() - start < budget)
-		cpu_relax();
+/*
+ * The sender of a payload its receiver pulls, a synchronous caller or the
+ * replier, has nothing else to do until the receiver has it: it copies
+ * pieces from the end while the receiver wakes and copies from the front,
+ * so both CPUs copy (Documentation/performance.md, "Who copies"). Each
+ * piece is copied under staging->pull_lock, with no other lock held: the
+ * entry, its slice and the pool stay alive while the lock is held and the
+ * entry linked, as unlinking takes the lock. A piece that cannot be
+ * written is left to the receiver.
+ */
+static void kdbus_staging_help_pull(struct kdbus_staging *staging)
+{
+	struct kdbus_queue_entry *entry;
+	bool done = false;
+	u32 chunk;
+
+	while (!done) {
+		mutex_lock(&staging->pull_lock);
+		entry = staging->pull_entry;
+		done = !entry || !kdbus_pull_claim_back(staging, &chunk);
+		if (!done && kdbus_pull_copy_chunks(entry, chunk,
+						    chunk + 1) < 0) {
+			staging->pull_help_failed = true;
+			done = true;
+		}
+		mutex_unlock(&staging->pull_lock);
+	}
 }
 
 /*
@@ -1379,6 +1517,7 @@ static void kdbus_staging_pull_finish(struct kdbus_staging *staging)
 		kdbus_reply_unref(reply);
 	}
 
+	mutex_destroy(&staging->pull_lock);
 	staging->pull_dst = NULL;
 	kdbus_conn_unref(dst);
 }
@@ -1485,10 +1624,8 @@ static int kdbus_msg_deliver(struct kdbus_conn *src, struct kdbus_conn *dst,
 		goto exit_unlock;
 	}
 
-	if (pull) {
-		staging->pull_entry = entry;
-		staging->pull_dst = kdbus_conn_ref(dst);
-	}
+	if (pull)
+		kdbus_staging_pull_link(staging, dst, entry);
 	entry->dst_name_id = name_id;
 	if (reply)
 		kdbus_reply_link(reply);
@@ -1638,8 +1775,8 @@ static int kdbus_msg_sync_attach(struct kdbus_conn *src,
 		/*
 		 * A caller that sleeps in the kernel for this answer copies
 		 * a large payload itself when it wakes, as the receiver of
-		 * a large call does; the replier waits a moment for that
-		 * (kdbus_staging_wait_pull()).
+		 * a large call does; the replier copies pieces from the end
+		 * meanwhile (kdbus_staging_help_pull()).
 		 */
 		bool pull = reply->waiting && !reply->interrupted &&
 			    staging->n_pages > 0 &&
@@ -1649,10 +1786,8 @@ static int kdbus_msg_sync_attach(struct kdbus_conn *src,
 		if (IS_ERR(entry)) {
 			ret = PTR_ERR(entry);
 		} else {
-			if (pull) {
-				staging->pull_entry = entry;
-				staging->pull_dst = kdbus_conn_ref(dst);
-			}
+			if (pull)
+				kdbus_staging_pull_link(staging, dst, entry);
 			reply->queue_entry = entry;
 			ret = 0;
 		}
@@ -2166,13 +2301,14 @@ int kdbus_cmd_send(struct kdbus_conn *conn, struct file *f, void __user *argp)
 	kdbus_args_clear(&margs, ret);
 	msg = NULL;
 
+	/* a payload the receiver pulls: copy pieces of it meanwhile */
+	if (staging && staging->pull_dst)
+		kdbus_staging_help_pull(staging);
+
 	/* wait without the registry lock: the answer may take long */
 	if (sync_reply) {
 		ret = kdbus_msg_wait_reply(conn, cmd, f, cancel_fd, sync_reply);
 		kdbus_reply_unref(sync_reply);
-	} else if (staging && staging->pull_dst) {
-		/* an answer its caller is to pull (a call has sync_reply) */
-		kdbus_staging_wait_pull(staging);
 	}
 	staging = kdbus_staging_free(staging);
 	if (ret < 0)

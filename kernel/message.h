@@ -7,9 +7,11 @@
 #ifndef __KDBUS_MESSAGE_H
 #define __KDBUS_MESSAGE_H
 
+#include <linux/atomic.h>
 #include <linux/bvec.h>
 #include <linux/kref.h>
 #include <linux/list.h>
+#include <linux/mutex.h>
 #include <linux/types.h>
 #include <linux/uio.h>
 #include <uapi/linux/kdbus.h>
@@ -105,9 +107,12 @@ struct kdbus_gaps {
  *			be copied (reference held), or NULL; see
  *			kdbus_queue_entry_pull()
  * @pull_entry:		that entry while its payload is pending, else NULL
- *			(@pull_dst->lock)
- * @pull_started:	the receiver has started the copy (under
- *			@pull_dst->lock, which it holds until done)
+ *			(set under @pull_dst->lock and @pull_lock)
+ * @pull_lock:		held by the sender while it copies a piece of the
+ *			pending payload (kdbus_staging_help_pull())
+ * @pull_claims:	pieces of the pending payload not claimed yet
+ * @pull_help_failed:	a piece the sender claimed was not written
+ *			(@pull_lock)
  * @inline_parts:	@parts of a message with few parts (no allocation)
  * @inline_pages:	@pages of a small payload (no allocation)
  * @inline_bvecs:	@bvecs of a small payload (no allocation)
@@ -117,7 +122,8 @@ struct kdbus_gaps {
  * for the duration of one command. The one thing it shares is the payload
  * of a synchronous call that the receiver pulls, or of the answer to one
  * that its caller pulls: while @pull_entry is set, the receiver may copy
- * from @parts and @bvecs under @pull_dst->lock.
+ * from @parts and @bvecs under @pull_dst->lock, and the sender pieces of
+ * it into the receiver's slice under @pull_lock.
  */
 /*
  * A typical D-Bus message has a header and a body part (plus padding) and
@@ -168,7 +174,9 @@ struct kdbus_staging {
 	struct list_head notify_entry;
 	struct kdbus_conn *pull_dst;
 	struct kdbus_queue_entry *pull_entry;
-	bool pull_started;
+	struct mutex pull_lock;
+	atomic64_t pull_claims;
+	bool pull_help_failed;
 	struct iovec inline_parts[KDBUS_STAGING_INLINE_PARTS];
 	struct page *inline_pages[KDBUS_STAGING_INLINE_PAGES];
 	struct bio_vec inline_bvecs[KDBUS_STAGING_INLINE_PAGES];

@@ -684,7 +684,8 @@ static ssize_t kdbus_pool_write_iter(const struct kdbus_pool_slice *slice,
  * @off:		Offset in the slice to write to
  * @bvec:		bio_vec array over pages the sender pinned
  * @nr_segs:		Number of elements in @bvec
- * @total_len:		Total number of bytes described by @bvec
+ * @skip:		Bytes of @bvec[0] to leave out (less than its bv_len)
+ * @total_len:		Number of bytes to copy, after @skip
  *
  * The sender's payload, pinned before any lock was taken, is copied into
  * @slice at offset @off; it is counted as user memory (one copy from the
@@ -694,11 +695,13 @@ static ssize_t kdbus_pool_write_iter(const struct kdbus_pool_slice *slice,
  */
 ssize_t kdbus_pool_slice_copy_bvec(const struct kdbus_pool_slice *slice,
 				   loff_t off, const struct bio_vec *bvec,
-				   size_t nr_segs, size_t total_len)
+				   size_t nr_segs, size_t skip,
+				   size_t total_len)
 {
 	struct iov_iter iter;
 
-	iov_iter_bvec(&iter, ITER_SOURCE, bvec, nr_segs, total_len);
+	iov_iter_bvec(&iter, ITER_SOURCE, bvec, nr_segs, skip + total_len);
+	iov_iter_advance(&iter, skip);
 	return kdbus_pool_write_iter(slice, off, &iter, total_len,
 				     KDBUS_STAT_COPY_USER);
 }

@@ -34,6 +34,7 @@ ssize_t kdbus_pool_slice_copy_kvec(const struct kdbus_pool_slice *slice,
 				   size_t kvec_count, size_t total_len);
 ssize_t kdbus_pool_slice_copy_bvec(const struct kdbus_pool_slice *slice,
 				   loff_t off, const struct bio_vec *bvec,
-				   size_t nr_segs, size_t total_len);
+				   size_t nr_segs, size_t skip,
+				   size_t total_len);
 
 #endif

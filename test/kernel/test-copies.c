@@ -528,17 +528,20 @@ KDBUS_TEST(copies, activator_handover, 0)
 
 /*
  * The payload of a large synchronous call (from 32 KiB) is pulled: copied
- * by the receiver when it first sees the message, or by the caller before
- * its SEND returns if nobody did, always once and always with the bytes
- * the caller had during its SEND. The receiver runs in a child process;
- * what it gets is compared with the child's copy of the data (copy on
- * write: the parent may change its own afterwards).
+ * by the receiver when it first sees the message, the head always by the
+ * receiver itself, while the caller copies pieces from the end until the
+ * two meet; what nobody copied the caller copies before its SEND returns.
+ * Always once, always with the bytes the caller had during its SEND. The
+ * receiver runs in a child process; what it gets is compared with the
+ * child's copy of the data (copy on write: the parent may change its own
+ * afterwards).
  */
 #define PULL_SIZE	(256 * 1024 + 3)
 #define PULL_COOKIE	0x9011
 
 enum pull_peer {
 	PULL_RECV,		/* receive (peek first), then answer */
+	PULL_RECV_LATE,		/* the same, 300 ms after the call came */
 	PULL_ANSWER_FIRST,	/* answer unreceived; receive after the pipe */
 	PULL_WAIT,		/* receive only after the pipe (call timed out) */
 	PULL_DROP,		/* drop the call unreceived */
@@ -570,7 +573,9 @@ static int pull_peer_run(struct pull_ctx *c, enum pull_peer how)
 	if (how == PULL_ANSWER_FIRST)
 		ASSERT_OK(kdbus_send(c->peer, c->caller->id, 1, 0, PULL_COOKIE,
 				     0, NULL, 0));
-	if (how != PULL_RECV)
+	if (how == PULL_RECV_LATE)
+		usleep(300 * 1000);
+	else if (how != PULL_RECV)
 		ASSERT(read(c->go[0], &x, 1) == 1);
 
 	ASSERT_OK(read_stats(&s0));
@@ -581,11 +586,25 @@ static int pull_peer_run(struct pull_ctx *c, enum pull_peer how)
 	RUN(check_payload(m, c->data, PULL_SIZE));
 	ASSERT_EQ(m->cookie, PULL_COOKIE);
 	ASSERT_OK(kdbus_free(c->peer, off));
-	/* the receiver itself copied it, at the PEEK, or the caller did */
-	ASSERT_EQ(DELTA(s1, s0, user), how == PULL_RECV ? PULL_SIZE : 0);
-	ASSERT_EQ(DELTA(s1, s0, pulled), DELTA(s1, s0, user));
+	if (how == PULL_RECV || how == PULL_RECV_LATE) {
+		/* the head at least by the receiver itself, at the PEEK */
+		ASSERT(DELTA(s1, s0, pulled) > 0);
+		ASSERT(DELTA(s1, s0, pulled) <= DELTA(s1, s0, user));
+		ASSERT(DELTA(s1, s0, user) <= PULL_SIZE);
+	} else {
+		/* the caller's SEND is over: it copied everything */
+		ASSERT_EQ(DELTA(s1, s0, user), 0);
+		ASSERT_EQ(DELTA(s1, s0, pulled), 0);
+	}
+	if (how == PULL_RECV_LATE) {
+		/* the waiting caller copied the tail, and only the tail */
+		DIAG("pulled by the receiver: %llu of %u",
+		     (unsigned long long)DELTA(s1, s0, pulled), PULL_SIZE);
+		ASSERT(DELTA(s1, s0, pulled) < PULL_SIZE);
+		ASSERT_EQ(DELTA(s1, s0, user), DELTA(s1, s0, pulled));
+	}
 
-	if (how == PULL_RECV)
+	if (how == PULL_RECV || how == PULL_RECV_LATE)
 		ASSERT_OK(kdbus_send(c->peer, c->caller->id, 1, 0, PULL_COOKIE,
 				     0, NULL, 0));
 	return TEST_OK;
@@ -626,9 +645,14 @@ static int pull_call(struct kdbus_test_env *env, enum pull_peer how,
 			    PULL_SIZE, NULL, NULL);
 	ASSERT_OK(read_stats(&s1));
 	ASSERT_EQ(r, expect_err);
-	/* whoever copied it: once, or never for a call nobody received */
-	ASSERT_EQ(DELTA(s1, s0, user),
-		  how == PULL_DROP || how == PULL_CLOSE ? 0 : PULL_SIZE);
+	/*
+	 * Whoever copied it: once; a call nobody received never whole (the
+	 * caller may have copied pieces of its tail before the drop)
+	 */
+	if (how == PULL_DROP || how == PULL_CLOSE)
+		ASSERT(DELTA(s1, s0, user) < PULL_SIZE);
+	else
+		ASSERT_EQ(DELTA(s1, s0, user), PULL_SIZE);
 
 	/* the SEND is over: the receiver must not see this */
 	memset(data, 0xee, PULL_SIZE);
@@ -645,6 +669,113 @@ static int pull_call(struct kdbus_test_env *env, enum pull_peer how,
 KDBUS_TEST(copies, sync_pulled_by_receiver, 0)
 {
 	return pull_call(env, PULL_RECV, 0);
+}
+
+KDBUS_TEST(copies, sync_pulled_late, 0)
+{
+	return pull_call(env, PULL_RECV_LATE, 0);
+}
+
+/*
+ * A pulled payload of several vectors with padding between them, its
+ * tail copied in pieces by the waiting caller and its head by the late
+ * receiver: pieces begin and end inside vectors and pages, and every
+ * vector and every padding byte arrives as sent.
+ */
+#define PIECES_N	4
+static const size_t pieces_len[PIECES_N] = { 40000, 30001, 1, 65539 };
+
+static int pieces_peer(struct kdbus_conn *caller, struct kdbus_conn *peer,
+		       const uint8_t *data, size_t user_bytes)
+{
+	static const uint8_t zeros[5];
+	struct copy_stats s0, s1;
+	const uint8_t *p;
+	struct kdbus_msg *m;
+	uint64_t off, size;
+	size_t o = 0;
+	unsigned int i;
+
+	ASSERT_EQ(kdbus_wait_readable(peer->fd, 10000), 1);
+	usleep(300 * 1000);
+	ASSERT_OK(read_stats(&s0));
+	ASSERT_OK(kdbus_recv_msg(peer, 0, 0, &m, &off));
+	ASSERT_OK(read_stats(&s1));
+	DIAG("pulled by the receiver: %llu of %zu",
+	     (unsigned long long)DELTA(s1, s0, pulled), user_bytes);
+	ASSERT(DELTA(s1, s0, pulled) > 0);
+	ASSERT(DELTA(s1, s0, pulled) < user_bytes);
+	ASSERT_EQ(DELTA(s1, s0, user), DELTA(s1, s0, pulled));
+	for (i = 0; i < PIECES_N; i++) {
+		p = kdbus_msg_payload(m, 2 * i, &size);
+		ASSERT(p);
+		ASSERT_EQ(size, pieces_len[i]);
+		ASSERT(!memcmp(p, data + o, size));
+		o += size;
+		if (i + 1 == PIECES_N)
+			break;
+		ASSERT(!memcmp(p + size, zeros, sizeof(zeros)));
+		ASSERT(!kdbus_msg_payload(m, 2 * i + 1, &size));
+		ASSERT_EQ(size, sizeof(zeros));
+	}
+	ASSERT_OK(kdbus_send(peer, caller->id, 1, 0, m->cookie, 0, NULL, 0));
+	ASSERT_OK(kdbus_free(peer, off));
+	return TEST_OK;
+}
+
+KDBUS_TEST(copies, sync_pulled_in_pieces, 0)
+{
+	struct kdbus_vec pad = { .size = 5, .address = 0 }, v;
+	struct kdbus_conn *caller, *peer;
+	struct copy_stats s0, s1;
+	struct kdbus_cmd_send cmd;
+	size_t total = 0, o;
+	struct kdbus_msg *m;
+	unsigned int i;
+	uint64_t peer_id;
+	uint8_t *data;
+	pid_t pid;
+	int r;
+
+	RUN(stats_available());
+	for (i = 0; i < PIECES_N; i++)
+		total += pieces_len[i];
+	ASSERT_OK(kdbus_hello(env->bus_path, 0, 0, POOL_SIZE, &caller));
+	ASSERT_OK(kdbus_hello(env->bus_path, 0, 0, POOL_SIZE, &peer));
+	data = malloc(total);
+	ASSERT(data);
+	fill(data, total, 13);
+
+	fflush(stdout);
+	pid = fork();
+	ASSERT(pid >= 0);
+	if (pid == 0)
+		_exit(pieces_peer(caller, peer, data, total));
+	peer_id = peer->id;
+	kdbus_conn_free(peer);
+
+	m = kdbus_msg_new(peer_id, PULL_COOKIE, KDBUS_MSG_EXPECT_REPLY,
+			  kdbus_now_ns() + 10000 * 1000000ULL, data,
+			  pieces_len[0]);
+	for (i = 1, o = pieces_len[0]; i < PIECES_N; o += pieces_len[i++]) {
+		cmd_add_item(m, KDBUS_ITEM_PAYLOAD_VEC, &pad, sizeof(pad));
+		v.size = pieces_len[i];
+		v.address = (uintptr_t)(data + o);
+		cmd_add_item(m, KDBUS_ITEM_PAYLOAD_VEC, &v, sizeof(v));
+	}
+	ASSERT_OK(read_stats(&s0));
+	r = kdbus_send_msg(caller->fd, KDBUS_SEND_SYNC_REPLY, m, &cmd);
+	ASSERT_OK(read_stats(&s1));
+	cmd_free(m);
+	ASSERT_OK(r);
+	ASSERT_OK(kdbus_free(caller, cmd.reply.offset));
+	/* every vector byte once, the padding from the kernel's zeros */
+	ASSERT_EQ(DELTA(s1, s0, user), total);
+	ASSERT_EQ(kdbus_wait_child(pid), TEST_OK);
+
+	free(data);
+	kdbus_conn_free(caller);
+	return TEST_OK;
 }
 
 KDBUS_TEST(copies, sync_answered_unreceived, 0)
@@ -669,9 +800,9 @@ KDBUS_TEST(copies, sync_receiver_gone_unreceived, 0)
 
 /*
  * The implementer's side of sync_pulled_by_handback: once the call is
- * queued, release the name; the move itself pulls the payload (the
- * caller is still waiting), so the entry never changes connection with
- * its payload pending.
+ * queued, release the name; the move itself pulls what the caller has
+ * not copied yet (the caller is still waiting, and never copies the
+ * head), so the entry never changes connection with its payload pending.
  */
 static int release_pulled(struct kdbus_conn *svc, const char *name)
 {
@@ -681,7 +812,8 @@ static int release_pulled(struct kdbus_conn *svc, const char *name)
 	ASSERT_OK(read_stats(&s0));
 	ASSERT_OK(kn_release(svc, name));
 	ASSERT_OK(read_stats(&s1));
-	ASSERT_EQ(DELTA(s1, s0, user), PULL_SIZE);
+	ASSERT(DELTA(s1, s0, pulled) > 0);
+	ASSERT(DELTA(s1, s0, user) <= PULL_SIZE);
 	return TEST_OK;
 }
 
@@ -747,9 +879,9 @@ KDBUS_TEST(copies, sync_pulled_by_handback, 0)
 
 /*
  * The answer to a large synchronous call is pulled by its caller when it
- * wakes, and the replier's SEND waits, briefly, for the caller to take
- * it; if the caller does not run in time, the replier copies the answer
- * itself. Either way the caller gets the bytes of the replier's SEND,
+ * wakes, from the front, while the replier copies pieces from the end;
+ * what the caller has not taken when the replier is done, the replier
+ * copies itself (all of it if the caller does not run in time). Either way the caller gets the bytes of the replier's SEND,
  * although the replier overwrites them as soon as its SEND returns. The
  * replier is a child process (its writes stay its own); the caller
  * compares with the data it gave the child.
@@ -807,10 +939,9 @@ static int answer_service(struct answer_ctx *c, unsigned int *n_pulled)
 		/* the SEND is over: the caller must not see this */
 		memset(c->data, 0xee, PULL_SIZE);
 
-		/* copied once, before the SEND returned: by the caller or us */
+		/* copied once, before the SEND returned: by the caller, us, or both */
 		ASSERT_EQ(DELTA(s1, s0, user), PULL_SIZE);
-		ASSERT(DELTA(s1, s0, pulled) == 0 ||
-		       DELTA(s1, s0, pulled) == PULL_SIZE);
+		ASSERT(DELTA(s1, s0, pulled) <= PULL_SIZE);
 		if (DELTA(s1, s0, pulled))
 			++*n_pulled;
 	}
@@ -943,9 +1074,9 @@ KDBUS_TEST(copies, sync_answer_caller_late, 0)
 
 	RUN(two_cpus());
 	/*
-	 * The caller cannot run before the replier's wait is over, unless
-	 * a tick happens to end the busy loop's slice within it: at least
-	 * one answer must have been copied by the replier.
+	 * The caller cannot run before the replier has copied the answer,
+	 * unless a tick happens to end the busy loop's slice within it: at
+	 * least one answer must have been copied by the replier alone.
 	 */
 	return answer_calls(env, &c, 0, c.calls - 1);
 }
