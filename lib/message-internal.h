@@ -6,6 +6,7 @@
  * for values it made itself. Not installed.
  */
 
+#include <stdbool.h>
 #include <stddef.h>
 #include <stdint.h>
 
@@ -60,11 +61,14 @@ struct message_name_cache {
  * kdbus_message_unref() for the connection of @cache, on its thread: the
  * object of a message left without references is kept for the next
  * message the connection makes or receives (constructors and parsers
- * given @cache), up to MESSAGE_SPARES, instead of going back to malloc.
+ * given @cache), up to MESSAGE_SPARES (one more as the thread's spare, as
+ * kdbus_message_unref() keeps it), instead of going back to malloc.
  * message_cache_release() frees the ones kept.
  */
 void message_unref_keep(struct kdbus_message *m, struct message_name_cache *cache);
 void message_cache_release(struct message_name_cache *cache);
+/* whether this thread keeps a dropped message's object (for the tests) */
+bool message_thread_spare_held(void);
 
 /*
  * Unique names a receiver formatted itself from the kernel's ids of one

@@ -20,6 +20,7 @@
 #define _GNU_SOURCE     /* memfd seals */
 #include <errno.h>
 #include <fcntl.h>
+#include <pthread.h>
 #include <stdarg.h>
 #include <stdbool.h>
 #include <stddef.h>
@@ -297,8 +298,86 @@ static void message_bytes_free(struct kdbus_message *m, uint8_t *data)
 }
 
 /*
+ * A kept object (a connection's spares, the thread's spare) is poisoned for
+ * AddressSanitizer while it waits: a use of a dropped message is still
+ * reported, as it would be after free().
+ */
+#if defined(__SANITIZE_ADDRESS__)
+#include <sanitizer/asan_interface.h>
+#define SPARE_POISON(m)         ASAN_POISON_MEMORY_REGION((m), MESSAGE_ALLOC_SIZE)
+#define SPARE_UNPOISON(m)       ASAN_UNPOISON_MEMORY_REGION((m), MESSAGE_ALLOC_SIZE)
+#else
+#define SPARE_POISON(m)         ((void)(m))
+#define SPARE_UNPOISON(m)       ((void)(m))
+#endif
+
+/*
+ * The object of the last message dropped by kdbus_message_unref() on this
+ * thread (or one a connection's spares had no room for), for the thread's
+ * next message: a client's reply goes to the application, which drops it,
+ * and the next call's reply is made on it instead of malloc()/free().
+ * Only plain memory is kept (message_release() ran). A thread that keeps
+ * one sets a key whose destructor frees it when the thread exits; from
+ * then on (THREAD_SPARE_OFF) nothing is kept, nor after the library's
+ * destructor, which frees the calling thread's and deletes the key.
+ */
+enum { THREAD_SPARE_NEW, THREAD_SPARE_ON, THREAD_SPARE_OFF };
+static __thread struct kdbus_message *thread_spare;
+static __thread unsigned char thread_spare_state;
+static pthread_key_t thread_spare_key;
+static pthread_once_t thread_spare_once = PTHREAD_ONCE_INIT;
+static bool thread_spare_key_made;
+
+static void thread_spare_exit(void *unused)
+{
+        (void)unused;
+        free(thread_spare);
+        thread_spare = NULL;
+        thread_spare_state = THREAD_SPARE_OFF;
+}
+
+static void thread_spare_key_make(void)
+{
+        thread_spare_key_made = pthread_key_create(&thread_spare_key, thread_spare_exit) == 0;
+}
+
+__attribute__((destructor)) static void thread_spare_unload(void)
+{
+        thread_spare_exit(NULL);
+        if (thread_spare_key_made)
+                pthread_key_delete(thread_spare_key);
+}
+
+/* keep the object of @m (released) for this thread's next message, or free it */
+static void thread_spare_keep(struct kdbus_message *m)
+{
+        if (thread_spare || thread_spare_state == THREAD_SPARE_OFF) {
+                free(m);
+                return;
+        }
+        if (thread_spare_state == THREAD_SPARE_NEW) {
+                /* the key's value only makes its destructor run: the object is in thread_spare */
+                pthread_once(&thread_spare_once, thread_spare_key_make);
+                if (!thread_spare_key_made || pthread_setspecific(thread_spare_key, &thread_spare) != 0) {
+                        thread_spare_state = THREAD_SPARE_OFF;
+                        free(m);
+                        return;
+                }
+                thread_spare_state = THREAD_SPARE_ON;
+        }
+        SPARE_POISON(m);
+        thread_spare = m;
+}
+
+bool message_thread_spare_held(void)
+{
+        return thread_spare != NULL;
+}
+
+/*
  * @with_writer: a message to build (parsed ones have no body writer); its
- * object is one the connection of @cache (may be NULL) kept, if any.
+ * object is one the connection of @cache (may be NULL) kept, or the
+ * thread's spare, if any.
  */
 static int message_new(struct kdbus_message **ret, uint8_t type, char endian, bool with_writer,
                        struct message_name_cache *cache)
@@ -310,12 +389,18 @@ static int message_new(struct kdbus_message **ret, uint8_t type, char endian, bo
          * Not calloc(): glibc serves it past the per-thread cache, and the
          * reader (half the object) is initialised when it is made.
          */
-        if (cache && cache->n_spares)
+        if (cache && cache->n_spares) {
                 m = cache->spares[--cache->n_spares];
-        else
+                SPARE_UNPOISON(m);
+        } else if (thread_spare) {
+                m = thread_spare;
+                thread_spare = NULL;
+                SPARE_UNPOISON(m);
+        } else {
                 m = malloc(MESSAGE_ALLOC_SIZE);
-        if (!m)
-                return -ENOMEM;
+                if (!m)
+                        return -ENOMEM;
+        }
         memset(m, 0, offsetof(struct kdbus_message, body));
         m->n_ref = 1;
         m->type = type;
@@ -408,7 +493,7 @@ struct kdbus_message *kdbus_message_unref(struct kdbus_message *m)
         if (!m || --m->n_ref > 0)
                 return NULL;
         message_release(m);
-        free(m);
+        thread_spare_keep(m);
         return NULL;
 }
 
@@ -417,10 +502,12 @@ void message_unref_keep(struct kdbus_message *m, struct message_name_cache *cach
         if (!m || --m->n_ref > 0)
                 return;
         message_release(m);
-        if (cache->n_spares < MESSAGE_SPARES)
+        if (cache->n_spares < MESSAGE_SPARES) {
+                SPARE_POISON(m);
                 cache->spares[cache->n_spares++] = m;
-        else
-                free(m);
+        } else {
+                thread_spare_keep(m);
+        }
 }
 
 void message_cache_release(struct message_name_cache *cache)

@@ -9,6 +9,7 @@
 #define _GNU_SOURCE
 #include <errno.h>
 #include <fcntl.h>
+#include <pthread.h>
 #include <stdbool.h>
 #include <stdint.h>
 #include <stdio.h>
@@ -21,6 +22,10 @@
 #include "message-internal.h"
 #include "message.h"
 #include "tap.h"
+
+#if defined(__SANITIZE_ADDRESS__)
+#include <sanitizer/asan_interface.h>
+#endif
 
 #define _cleanup_msg_ __attribute__((cleanup(kdbus_message_unrefp)))
 
@@ -1023,6 +1028,96 @@ static void test_spares(void)
 }
 
 /*
+ * kdbus_message_unref() keeps the dropped object for the thread's next
+ * message (a client's replies, which the application drops): messages
+ * made and parsed on it read back as on new ones, a kept object is taken
+ * once, and the thread's exit frees it (LeakSanitizer reports it if not).
+ * In a thread of its own: a fresh thread keeps nothing yet.
+ */
+static void *thread_spare_run(void *arg)
+{
+        unsigned int *bad = arg;
+        struct kdbus_message *v = NULL, *ref = NULL, *p = NULL, *q = NULL, *r = NULL, *old;
+        struct message_name_cache cache = { 0 };
+        const void *data, *d2;
+        const char *s = NULL;
+        size_t n, n2;
+        uint32_t u = 0;
+        int pipefd[2];
+
+        *bad += message_thread_spare_held();
+        /* the reference, made on new memory */
+        *bad += kdbus_message_new_method_call(&ref, "org.a.B", "/p", "org.a.I", "M") != 0;
+        *bad += kdbus_message_append(ref, "su", "text", 5) != 0 || kdbus_message_seal(ref, 3, ":1.4") != 0;
+        *bad += kdbus_message_get_data(ref, &data, &n) != 0;
+        *bad += message_thread_spare_held();
+
+        /* a message with everything a release must undo: fds, own strings, a big body, a reader */
+        *bad += pipe2(pipefd, O_CLOEXEC) != 0;
+        *bad += kdbus_message_new_signal(&v, "/q/r", "org.x.Y", "Sig") != 0;
+        *bad += kdbus_message_append(v, "hs", pipefd[0], "a string long enough to need its own memory, "
+                                     "which is longer than the object's tail of some hundred bytes, "
+                                     "so this goes on for a while: the quick brown fox jumps over the "
+                                     "lazy dog, the quick brown fox jumps over the lazy dog, the quick "
+                                     "brown fox jumps over the lazy dog, and over it again and again") != 0;
+        close(pipefd[0]);
+        close(pipefd[1]);
+        *bad += kdbus_message_set_destination(v, ":1.77") != 0;
+        *bad += kdbus_message_seal(v, 9, ":1.8") != 0 || kdbus_message_set_sender(v, ":1.99") != 0;
+        *bad += kdbus_message_read(v, "h", &(int){ -1 }) != 0;
+        old = v;
+        kdbus_message_unref(v);
+        *bad += !message_thread_spare_held();
+#if defined(__SANITIZE_ADDRESS__)
+        *bad += !__asan_address_is_poisoned(old);
+#endif
+        /* a call made on it: taken once (q is new memory), bytes as the reference's */
+        *bad += kdbus_message_new_method_call(&p, "org.a.B", "/p", "org.a.I", "M") != 0 || p != old;
+        *bad += message_thread_spare_held();
+        *bad += kdbus_message_new_method_call(&q, "org.a.B", "/p", "org.a.I", "M") != 0 || q == old;
+        *bad += kdbus_message_get_sender(p) != NULL || kdbus_message_get_unix_fds(p) != 0 ||
+                kdbus_message_get_reply_serial(p, &u) >= 0 || kdbus_message_get_error_name(p) != NULL;
+        *bad += kdbus_message_append(p, "su", "text", 5) != 0 || kdbus_message_seal(p, 3, ":1.4") != 0;
+        *bad += kdbus_message_get_data(p, &d2, &n2) != 0 || n2 != n || memcmp(d2, data, n);
+        kdbus_message_unref(q);         /* kept: the spare is empty */
+        kdbus_message_unref(p);         /* freed: the spare is q's */
+        *bad += !message_thread_spare_held();
+        /* parsed on it, with and without a connection's cache */
+        *bad += kdbus_message_parse(&p, data, n) != 0 || p != q || !same_header(p, ref);
+        *bad += kdbus_message_read(p, "su", &s, &u) != 0 || !streq(s, "text") || u != 5;
+        kdbus_message_unref(p);
+        *bad += message_parse_cached(&r, data, n, &cache) != 0 || r != q || !same_header(r, ref);
+        *bad += kdbus_message_read(r, "s", &s) != 0 || !streq(s, "text");
+        /* a connection's spares take theirs first; past MESSAGE_SPARES the thread keeps one */
+        message_unref_keep(r, &cache);
+        *bad += cache.n_spares != 1 || message_thread_spare_held();
+        *bad += kdbus_message_new_method_return(&p, ref) != 0 || message_thread_spare_held() ||
+                cache.n_spares != 1;
+        *bad += kdbus_message_seal(p, 4, NULL) != 0 || !streq(kdbus_message_get_destination(p), ":1.4");
+        for (size_t i = 0; i < MESSAGE_SPARES && !*bad; ++i) {
+                *bad += kdbus_message_parse(&q, data, n) != 0;
+                message_unref_keep(q, &cache);
+        }
+        message_unref_keep(p, &cache);
+        *bad += cache.n_spares != MESSAGE_SPARES || !message_thread_spare_held();
+        message_cache_release(&cache);
+        kdbus_message_unref(ref);
+        /* left held: the thread's exit frees it */
+        *bad += !message_thread_spare_held();
+        return NULL;
+}
+
+static void test_thread_spare(void)
+{
+        unsigned int bad = 0;
+        pthread_t t;
+
+        bad += pthread_create(&t, NULL, thread_spare_run, &bad) != 0 || pthread_join(t, NULL) != 0;
+        tap_ok(bad == 0, "thread spare: messages on the object the thread dropped last read back as on "
+               "new ones, taken once (%u wrong)", bad);
+}
+
+/*
  * A small message's bytes live in the object's own allocation, a large
  * one's are allocated; rewriting the header of either (a sender set on a
  * sealed message) reads the old bytes while writing the new ones.
@@ -1096,7 +1191,7 @@ static void test_fds(void)
 
 int main(void)
 {
-        tap_plan(42);
+        tap_plan(43);
         test_vectors();
         test_round_trip();
         test_api_errors();
@@ -1106,6 +1201,7 @@ int main(void)
         test_name_cache();
         test_fields_cache();
         test_spares();
+        test_thread_spare();
         test_bytes_in_object();
         test_fds();
         return tap_done();
