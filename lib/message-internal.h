@@ -37,6 +37,28 @@ struct message_fields_cache {
 };
 
 /*
+ * The header of the last method call message_new_method_call_borrowed()
+ * made with a cache and sealed (message_seal_own()): its bytes up to the
+ * body, as message_build() wrote them. A call of the same destination,
+ * path, interface and member (compared byte for byte with the kept ones,
+ * so they passed their checks before), flags, signature and sender, without
+ * descriptors, has the same header but for its serial and body length:
+ * it is neither checked nor written field by field again. A length of 0
+ * means none; longer headers are not kept.
+ */
+#define MESSAGE_CALL_TEMPLATE_SIZE 512
+
+struct message_call_template {
+        uint32_t len;                   /* of the header, with its padding to the body */
+        uint32_t gen;                   /* changed with every new header */
+        uint8_t flags;
+        uint16_t present;                       /* bit per code */
+        uint16_t offset[_KDBUS_FIELD_MAX + 1];  /* of each string value in bytes */
+        uint32_t lens[_KDBUS_FIELD_MAX + 1];    /* and its length */
+        uint8_t bytes[MESSAGE_CALL_TEMPLATE_SIZE];
+};
+
+/*
  * The last well-known bus name and the last interface name that passed
  * their checks, kept by the caller (a connection): a name with the same
  * bytes is compared instead of checked again. A length of 0 means none.
@@ -52,6 +74,7 @@ struct message_name_cache {
         char bus_name[256];
         char interface[256];    /* never org.freedesktop.DBus.Local */
         struct message_fields_cache fields;     /* of received headers */
+        struct message_call_template call;      /* of the calls made */
         /* objects of messages the connection dropped (message_unref_keep()) */
         struct kdbus_message *spares[MESSAGE_SPARES];
         unsigned int n_spares;
@@ -91,8 +114,10 @@ int message_parse_received(struct kdbus_message **ret, const void *data, size_t 
 
 /*
  * kdbus_message_new_method_call() with @cache for the destination and
- * interface, and kdbus_message_new_method_return() (both take an object
- * @cache kept, if any): the new message's
+ * interface and its call template (a call equal to the template's is
+ * sealed from it: the message must not change @cache's strings or fields
+ * but through the library's setters), and kdbus_message_new_method_return()
+ * (both take an object @cache kept, if any): the new message's
  * fields point at the caller's strings (@call's sender) instead of copies,
  * so the caller seals the message, which copies them into its bytes, or
  * drops it before those strings go away.

@@ -46,7 +46,7 @@ struct message_fields {
         uint32_t reply_serial;
         uint32_t unix_fds;
         uint8_t order[_KDBUS_FIELD_MAX];        /* codes present, in header order */
-        size_t n_order;
+        uint8_t n_order;
         uint16_t present;       /* bit per code in order[]: a test, not a search */
 };
 
@@ -57,6 +57,7 @@ struct kdbus_message {
         uint8_t type;
         uint8_t flags;
         uint32_t serial;
+        uint32_t tmpl_gen;      /* of tmpl when the constructor's names were its, else 0 */
         struct message_fields fields;
 
         char *strings;                  /* the constructor's fields (message_set_strings()) */
@@ -69,6 +70,9 @@ struct kdbus_message {
         size_t body_offset;
         bool has_writer;                /* body: the message is being built */
         bool has_reader;                /* reader: sealed, and read */
+
+        /* made by message_new_method_call_borrowed(): its cache's call template */
+        struct message_call_template *tmpl;
 
         /*
          * A body outside data (kdbus_message_parse_external): data holds
@@ -735,6 +739,31 @@ static int message_new_method_call(struct kdbus_message **ret, const char *desti
 
         if (!ret || !path || !member)
                 return -EINVAL;
+        if (borrow && cache && cache->call.len) {
+                /* the names of the template's call: checked when it was made */
+                const struct message_call_template *t = &cache->call;
+                size_t i;
+
+                for (i = 0; i < 4; ++i) {
+                        if (!values[i] ? (t->present & (1U << codes[i])) != 0 :
+                            !(t->present & (1U << codes[i])) ||
+                            strcmp(values[i], (const char *)t->bytes + t->offset[codes[i]]) != 0)
+                                break;
+                        lens[i] = values[i] ? t->lens[codes[i]] : 0;
+                }
+                if (i == 4) {
+                        r = message_new(&m, KDBUS_MESSAGE_METHOD_CALL, KDBUS_LITTLE_ENDIAN, true,
+                                        cache);
+                        if (r < 0)
+                                return r;
+                        message_set_strings(m, codes, values, lens, 4, true);
+                        m->tmpl = &cache->call;
+                        m->tmpl_gen = t->gen;
+                        *ret = m;
+                        m = NULL;
+                        return 0;
+                }
+        }
         /* each length measured once, for the checks and the copies */
         for (size_t i = 0; i < 4; ++i)
                 lens[i] = values[i] ? strlen(values[i]) : 0;
@@ -753,6 +782,8 @@ static int message_new_method_call(struct kdbus_message **ret, const char *desti
         r = message_set_strings(m, codes, values, lens, 4, borrow);
         if (r < 0)
                 return r;
+        if (borrow && cache)
+                m->tmpl = &cache->call;         /* its header becomes the template */
         *ret = m;
         m = NULL;
         return 0;
@@ -967,8 +998,10 @@ static int message_set_name(struct kdbus_message *m, uint8_t code, const char *n
 
         if (name && !kdbus_bus_name_valid(name))
                 return -EINVAL;
-        if (!m->sealed)
+        if (!m->sealed) {
+                m->tmpl = NULL;         /* no longer the header of its template */
                 return field_set_string(&m->fields, code, name);
+        }
         {
                 const char *have = m->fields.strings[code];
 
@@ -1000,6 +1033,92 @@ int kdbus_message_set_sender(struct kdbus_message *m, const char *sender)
 }
 
 /* ---- sealing and bytes ---- */
+
+/*
+ * Whether @m, made on its template (the constructor's names were the
+ * template's) and about to be sealed, has the template's header but for
+ * the serial and the body's length: the same template (not replaced
+ * since), fields, flags, signature and sender, and no descriptors, which
+ * the template has none of either.
+ */
+static bool template_matches(const struct kdbus_message *m)
+{
+        const struct message_call_template *t = m->tmpl;
+        const struct message_fields *f = &m->fields;
+        const uint8_t sig = KDBUS_FIELD_SIGNATURE, sender = KDBUS_FIELD_SENDER;
+
+        if (t->gen != m->tmpl_gen || f->present != t->present || m->flags != t->flags ||
+            m->n_fds || m->ext_size)
+                return false;
+        if ((f->present & (1U << sig)) &&
+            (f->lens[sig] != t->lens[sig] || memcmp(f->strings[sig], t->bytes + t->offset[sig], f->lens[sig])))
+                return false;
+        if ((f->present & (1U << sender)) &&
+            (f->lens[sender] != t->lens[sender] ||
+             memcmp(f->strings[sender], t->bytes + t->offset[sender], f->lens[sender])))
+                return false;
+        return true;
+}
+
+/* message_build() for a message template_matches() */
+static int message_build_from_template(struct kdbus_message *m, const void *body, size_t body_size)
+{
+        const struct message_call_template *t = m->tmpl;
+        struct message_fields *f = &m->fields;
+        uint8_t *data;
+
+        if (body_size > KDBUS_MESSAGE_MAX_SIZE - t->len)
+                return -EMSGSIZE;
+        data = message_bytes_alloc(m, t->len + (body_size ? body_size : 1));
+        if (!data)
+                return -ENOMEM;
+        memcpy(data, t->bytes, t->len);
+        put_u32(data + 4, (uint32_t)body_size, m->endian);
+        put_u32(data + 8, m->serial, m->endian);
+        for (unsigned int bits = f->present & STRING_FIELDS; bits; bits &= bits - 1) {
+                unsigned int code = (unsigned int)__builtin_ctz(bits);
+
+                /* the template's fields are borrowed strings or the message's own */
+                if (!(f->borrowed & (1U << code)))
+                        free(f->strings[code]);
+                f->strings[code] = (char *)data + t->offset[code];
+        }
+        f->borrowed |= f->present & STRING_FIELDS;
+        if (body_size)
+                memcpy(data + t->len, body, body_size);
+        if (m->has_reader)
+                kdbus_reader_deinit(&m->reader);
+        m->has_reader = false;
+        message_bytes_free(m, m->data);
+        m->data = data;
+        m->size = t->len + body_size;
+        m->body_offset = t->len;
+        return 0;
+}
+
+/* the header of @m, just built, as its template (if it fits) */
+static void template_keep(const struct kdbus_message *m)
+{
+        struct message_call_template *t = m->tmpl;
+        const struct message_fields *f = &m->fields;
+
+        t->len = 0;
+        if (m->body_offset > sizeof(t->bytes) || m->n_fds || m->ext_size ||
+            m->endian != KDBUS_LITTLE_ENDIAN || m->type != KDBUS_MESSAGE_METHOD_CALL)
+                return;
+        memcpy(t->bytes, m->data, m->body_offset);
+        for (unsigned int bits = f->present & STRING_FIELDS; bits; bits &= bits - 1) {
+                unsigned int code = (unsigned int)__builtin_ctz(bits);
+
+                t->offset[code] = (uint16_t)((const uint8_t *)f->strings[code] - m->data);
+                t->lens[code] = f->lens[code];
+        }
+        t->present = f->present;
+        t->flags = m->flags;
+        if (++t->gen == 0)
+                t->gen = 1;
+        t->len = (uint32_t)m->body_offset;
+}
 
 /* @sender_len: strlen(@sender), or SIZE_MAX when not known (then @sender is checked) */
 static int message_seal(struct kdbus_message *m, uint32_t serial, const char *sender,
@@ -1049,12 +1168,19 @@ static int message_seal(struct kdbus_message *m, uint32_t serial, const char *se
         }
 
         m->serial = serial;
-        r = message_build(m, m->body.data, m->body.size);
+        if (m->tmpl && m->tmpl_gen && template_matches(m)) {
+                r = message_build_from_template(m, m->body.data, m->body.size);
+        } else {
+                r = message_build(m, m->body.data, m->body.size);
+                if (r >= 0 && m->tmpl)
+                        template_keep(m);
+        }
         if (r < 0) {
                 m->serial = 0;
                 m->fields = old;
                 return r;
         }
+        m->tmpl = NULL;
         /* what the borrowed ones replaced (the rest moved into the bytes), if anything */
         if (old.strings[KDBUS_FIELD_SIGNATURE] && !(old.borrowed & sig_bit))
                 free(old.strings[KDBUS_FIELD_SIGNATURE]);

@@ -1118,6 +1118,155 @@ static void test_thread_spare(void)
 }
 
 /*
+ * A connection's calls (message_new_method_call_borrowed() with a cache,
+ * sealed by message_seal_own()) equal to the last one made are sealed from
+ * its kept header: every call in a sequence of variants (each name, the
+ * signature, the sender, the flags, descriptors, a header too long to keep,
+ * a destination set after construction) comes out byte for byte as made
+ * without the cache, the template changes only when a call differs, and a
+ * name differing from the template's is checked as without it.
+ */
+struct call_variant {
+        const char *dest, *path, *iface, *member, *sender;
+        int body;               /* 0: "su", 1: "s", 2: none, 3: "h", 4: "us" */
+        uint8_t flags;
+        const char *set_dest;   /* set after construction */
+};
+
+static int call_variant_make(const struct call_variant *v, struct message_name_cache *cache,
+                             uint32_t serial, int fd, struct kdbus_message **ret)
+{
+        struct kdbus_message *m = NULL;
+        int r;
+
+        r = cache ? message_new_method_call_borrowed(&m, v->dest, v->path, v->iface, v->member, cache)
+                  : kdbus_message_new_method_call(&m, v->dest, v->path, v->iface, v->member);
+        if (r < 0)
+                return r;
+        if (v->body == 0)
+                r = kdbus_message_append(m, "su", "text", serial);
+        else if (v->body == 1)
+                r = kdbus_message_append(m, "s", "other");
+        else if (v->body == 3)
+                r = kdbus_message_append(m, "h", fd);
+        else if (v->body == 4)
+                r = kdbus_message_append(m, "us", serial, "text");
+        if (r >= 0 && v->flags)
+                r = kdbus_message_set_flags(m, v->flags);
+        if (r >= 0 && v->set_dest)
+                r = kdbus_message_set_destination(m, v->set_dest);
+        if (r >= 0)
+                r = cache && v->sender ? message_seal_own(m, serial, v->sender, strlen(v->sender))
+                                       : kdbus_message_seal(m, serial, v->sender);
+        if (r < 0) {
+                kdbus_message_unref(m);
+                return r;
+        }
+        *ret = m;
+        return 0;
+}
+
+static bool same_strings(const char *a, const char *b)
+{
+        return (!a && !b) || streq(a, b);
+}
+
+static void test_call_template(void)
+{
+        static char long_path[701];     /* "/a/a.../a": a header longer than a template keeps */
+        const struct call_variant v[] = {
+                { "org.a.B", "/p", "org.a.I", "M", ":1.4", 0, 0, NULL },
+                { "org.a.B", "/p", "org.a.I", "M", ":1.4", 1, 0, NULL },
+                { "org.a.B", "/p", "org.a.I", "M", ":1.4", 4, 0, NULL },
+                { "org.a.B", "/p", "org.a.I", "M", ":1.5", 0, 0, NULL },
+                { "org.a.C", "/p", "org.a.I", "M", ":1.4", 0, 0, NULL },
+                { NULL, "/p", "org.a.I", "M", ":1.4", 0, 0, NULL },
+                { "org.a.B", "/p", NULL, "M", ":1.4", 0, 0, NULL },
+                { "org.a.B", "/q", "org.a.I", "N", ":1.4", 0, 0, NULL },
+                { "org.a.B", "/p", "org.a.J", "M", ":1.4", 0, 0, NULL },
+                { "org.a.B", "/p", "org.a.I", "M", ":1.4", 0, KDBUS_MESSAGE_NO_AUTO_START, NULL },
+                { "org.a.B", "/p", "org.a.I", "M", ":1.4", 2, 0, NULL },
+                { "org.a.B", "/p", "org.a.I", "M", ":1.4", 3, 0, NULL },
+                { "org.a.B", "/p", "org.a.I", "M", ":1.4", 0, 0, ":1.9" },
+                { "org.a.B", "/p", "org.a.I", "M", NULL, 0, 0, NULL },
+                { "org.a.B", long_path, "org.a.I", "M", ":1.4", 0, 0, NULL },
+                { ":1.33", "/p", "org.a.I", "M", ":1.4", 0, 0, NULL },
+        };
+        const size_t n_v = sizeof(v) / sizeof(v[0]);
+        struct message_name_cache cache = { 0 };
+        unsigned int bad = 0, hits = 0, kept = 0;
+        uint32_t serial = 1;
+        struct kdbus_message *m = NULL;
+        int pipefd[2];
+
+        for (size_t i = 0; i + 1 < sizeof(long_path); ++i)
+                long_path[i] = i % 2 ? 'a' : '/';
+        long_path[sizeof(long_path) - 1] = 0;
+        bad += pipe2(pipefd, O_CLOEXEC) != 0;
+        /* each variant after each other one, twice in a row */
+        for (size_t a = 0; a < n_v; ++a) {
+                for (size_t b = 0; b < n_v; ++b) {
+                        const size_t seq[] = { a, a, b, b };
+
+                        for (size_t k = 0; k < 4; ++k) {
+                                struct kdbus_message *ref = NULL;
+                                const struct call_variant *c = &v[seq[k]];
+                                const void *d1, *d2;
+                                size_t n1, n2;
+                                uint32_t gen = cache.call.gen;
+
+                                ++serial;
+                                if (call_variant_make(c, &cache, serial, pipefd[0], &m) != 0 ||
+                                    call_variant_make(c, NULL, serial, pipefd[0], &ref) != 0) {
+                                        ++bad;
+                                        kdbus_message_unref(m);
+                                        m = NULL;
+                                        continue;
+                                }
+                                hits += cache.call.gen == gen;
+                                kept += cache.call.gen != gen && cache.call.len;
+                                bad += kdbus_message_get_data(m, &d1, &n1) != 0 ||
+                                       kdbus_message_get_data(ref, &d2, &n2) != 0 || n1 != n2 ||
+                                       memcmp(d1, d2, n1) != 0;
+                                bad += !same_strings(kdbus_message_get_destination(m),
+                                                     kdbus_message_get_destination(ref)) ||
+                                       !same_strings(kdbus_message_get_path(m), kdbus_message_get_path(ref)) ||
+                                       !same_strings(kdbus_message_get_interface(m),
+                                                     kdbus_message_get_interface(ref)) ||
+                                       !same_strings(kdbus_message_get_member(m), kdbus_message_get_member(ref)) ||
+                                       !same_strings(kdbus_message_get_sender(m), kdbus_message_get_sender(ref)) ||
+                                       !same_strings(kdbus_message_get_signature(m),
+                                                     kdbus_message_get_signature(ref));
+                                /* its own bytes, not the template's */
+                                bad += n1 && (const uint8_t *)d1 >= cache.call.bytes &&
+                                       (const uint8_t *)d1 < cache.call.bytes + sizeof(cache.call.bytes);
+                                message_unref_keep(m, &cache);
+                                m = NULL;
+                                kdbus_message_unref(ref);
+                        }
+                }
+        }
+        /* the template's names, one changed to an invalid one, are checked */
+        bad += call_variant_make(&v[0], &cache, ++serial, -1, &m) != 0;
+        message_unref_keep(m, &cache);
+        m = NULL;
+        bad += message_new_method_call_borrowed(&m, "org..B", "/p", "org.a.I", "M", &cache) != -EINVAL;
+        bad += message_new_method_call_borrowed(&m, "org.a.B", "/p/", "org.a.I", "M", &cache) != -EINVAL;
+        bad += message_new_method_call_borrowed(&m, "org.a.B", "/p", "org.a.I.", "M", &cache) != -EINVAL;
+        bad += message_new_method_call_borrowed(&m, "org.a.B", "/p", "org.a.I", "M.", &cache) != -EINVAL;
+        bad += message_new_method_call_borrowed(&m, "org.a.B", "/org/freedesktop/DBus/Local", "org.a.I", "M",
+                                                &cache) != -EINVAL;
+        bad += m != NULL;
+        close(pipefd[0]);
+        close(pipefd[1]);
+        message_cache_release(&cache);
+        /* most calls repeat the one before: they came from the template */
+        bad += hits < n_v * n_v || kept < n_v;
+        tap_ok(bad == 0, "call template: calls sealed from the last one's header are byte for byte as "
+               "without it (%u from it, %u kept, %u wrong)", hits, kept, bad);
+}
+
+/*
  * A small message's bytes live in the object's own allocation, a large
  * one's are allocated; rewriting the header of either (a sender set on a
  * sealed message) reads the old bytes while writing the new ones.
@@ -1191,7 +1340,7 @@ static void test_fds(void)
 
 int main(void)
 {
-        tap_plan(43);
+        tap_plan(44);
         test_vectors();
         test_round_trip();
         test_api_errors();
@@ -1202,6 +1351,7 @@ int main(void)
         test_fields_cache();
         test_spares();
         test_thread_spare();
+        test_call_template();
         test_bytes_in_object();
         test_fds();
         return tap_done();
