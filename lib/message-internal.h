@@ -38,13 +38,16 @@ struct message_fields_cache {
 
 /*
  * The header of the last method call message_new_method_call_borrowed()
- * made with a cache and sealed (message_seal_own()): its bytes up to the
+ * made with a cache and sealed (message_seal_own()), and that of the last
+ * reply message_new_method_return_borrowed() made: its bytes up to the
  * body, as message_build() wrote them. A call of the same destination,
  * path, interface and member (compared byte for byte with the kept ones,
  * so they passed their checks before), flags, signature and sender, without
  * descriptors, has the same header but for its serial and body length:
- * it is neither checked nor written field by field again. A length of 0
- * means none; longer headers are not kept.
+ * it is neither checked nor written field by field again. So has a reply
+ * of the same destination, flags, signature and sender (compared when it
+ * is sealed) but for its REPLY_SERIAL. A length of 0 means none; longer
+ * headers are not kept.
  */
 #define MESSAGE_CALL_TEMPLATE_SIZE 512
 
@@ -53,8 +56,8 @@ struct message_call_template {
         uint32_t gen;                   /* changed with every new header */
         uint8_t flags;
         uint16_t present;                       /* bit per code */
-        uint16_t offset[_KDBUS_FIELD_MAX + 1];  /* of each string value in bytes */
-        uint32_t lens[_KDBUS_FIELD_MAX + 1];    /* and its length */
+        uint16_t offset[_KDBUS_FIELD_MAX + 1];  /* of each value in bytes (strings, REPLY_SERIAL) */
+        uint32_t lens[_KDBUS_FIELD_MAX + 1];    /* of each string value */
         uint8_t bytes[MESSAGE_CALL_TEMPLATE_SIZE];
 };
 
@@ -75,6 +78,7 @@ struct message_name_cache {
         char interface[256];    /* never org.freedesktop.DBus.Local */
         struct message_fields_cache fields;     /* of received headers */
         struct message_call_template call;      /* of the calls made */
+        struct message_call_template reply;     /* of the replies made */
         /* objects of messages the connection dropped (message_unref_keep()) */
         struct kdbus_message *spares[MESSAGE_SPARES];
         unsigned int n_spares;
@@ -117,7 +121,8 @@ int message_parse_received(struct kdbus_message **ret, const void *data, size_t 
  * interface and its call template (a call equal to the template's is
  * sealed from it: the message must not change @cache's strings or fields
  * but through the library's setters), and kdbus_message_new_method_return()
- * (both take an object @cache kept, if any): the new message's
+ * with @cache's reply template (both take an object @cache kept, if any):
+ * the new message's
  * fields point at the caller's strings (@call's sender) instead of copies,
  * so the caller seals the message, which copies them into its bytes, or
  * drops it before those strings go away.

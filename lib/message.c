@@ -71,7 +71,7 @@ struct kdbus_message {
         bool has_writer;                /* body: the message is being built */
         bool has_reader;                /* reader: sealed, and read */
 
-        /* made by message_new_method_call_borrowed(): its cache's call template */
+        /* made by message_new_method_call/return_borrowed(): its cache's template */
         struct message_call_template *tmpl;
 
         /*
@@ -744,19 +744,28 @@ static int message_new_method_call(struct kdbus_message **ret, const char *desti
                 const struct message_call_template *t = &cache->call;
                 size_t i;
 
-                for (i = 0; i < 4; ++i) {
+                for (i = 0; i < 4; ++i)
                         if (!values[i] ? (t->present & (1U << codes[i])) != 0 :
                             !(t->present & (1U << codes[i])) ||
                             strcmp(values[i], (const char *)t->bytes + t->offset[codes[i]]) != 0)
                                 break;
-                        lens[i] = values[i] ? t->lens[codes[i]] : 0;
-                }
                 if (i == 4) {
+                        struct message_fields *f;
+
                         r = message_new(&m, KDBUS_MESSAGE_METHOD_CALL, KDBUS_LITTLE_ENDIAN, true,
                                         cache);
                         if (r < 0)
                                 return r;
-                        message_set_strings(m, codes, values, lens, 4, true);
+                        /* message_set_strings() borrowing, with the template's lengths */
+                        f = &m->fields;
+                        field_put_new(f, KDBUS_FIELD_PATH, path, t->lens[KDBUS_FIELD_PATH]);
+                        if (destination)
+                                field_put_new(f, KDBUS_FIELD_DESTINATION, destination,
+                                              t->lens[KDBUS_FIELD_DESTINATION]);
+                        if (interface)
+                                field_put_new(f, KDBUS_FIELD_INTERFACE, interface,
+                                              t->lens[KDBUS_FIELD_INTERFACE]);
+                        field_put_new(f, KDBUS_FIELD_MEMBER, member, t->lens[KDBUS_FIELD_MEMBER]);
                         m->tmpl = &cache->call;
                         m->tmpl_gen = t->gen;
                         *ret = m;
@@ -851,6 +860,11 @@ static int message_new_reply(struct kdbus_message **ret, const struct kdbus_mess
                 return r;
         m->fields.reply_serial = call->serial;
         field_add(&m->fields, KDBUS_FIELD_REPLY_SERIAL);
+        if (borrow && cache && type == KDBUS_MESSAGE_METHOD_RETURN) {
+                /* its header is compared with the template's when sealed */
+                m->tmpl = &cache->reply;
+                m->tmpl_gen = cache->reply.len ? cache->reply.gen : 0;
+        }
         *ret = m;
         m = NULL;
         return 0;
@@ -1034,30 +1048,39 @@ int kdbus_message_set_sender(struct kdbus_message *m, const char *sender)
 
 /* ---- sealing and bytes ---- */
 
+/* string field @code, present in both @f and @t or in neither, is the same in both */
+static bool template_string_same(const struct message_fields *f,
+                                 const struct message_call_template *t, uint8_t code)
+{
+        return !(f->present & (1U << code)) ||
+               (f->lens[code] == t->lens[code] &&
+                memcmp(f->strings[code], t->bytes + t->offset[code], f->lens[code]) == 0);
+}
+
 /*
- * Whether @m, made on its template (the constructor's names were the
- * template's) and about to be sealed, has the template's header but for
- * the serial and the body's length: the same template (not replaced
- * since), fields, flags, signature and sender, and no descriptors, which
- * the template has none of either.
+ * Whether @m, made on its template and about to be sealed, has the
+ * template's header but for the serial, the body's length and a
+ * REPLY_SERIAL: the same template (not replaced since), fields, flags,
+ * signature and sender, and no descriptors, which the template has none
+ * of either. A call's other names were the template's when it was made
+ * (message_new_method_call()); a reply's destination is compared here.
+ * The fields' order follows from the fields present: the constructors
+ * add theirs in a fixed order, sealing adds the signature and the sender
+ * after them, and a setter that could reorder them drops the template
+ * (message_set_name()).
  */
 static bool template_matches(const struct kdbus_message *m)
 {
         const struct message_call_template *t = m->tmpl;
         const struct message_fields *f = &m->fields;
-        const uint8_t sig = KDBUS_FIELD_SIGNATURE, sender = KDBUS_FIELD_SENDER;
 
         if (t->gen != m->tmpl_gen || f->present != t->present || m->flags != t->flags ||
             m->n_fds || m->ext_size)
                 return false;
-        if ((f->present & (1U << sig)) &&
-            (f->lens[sig] != t->lens[sig] || memcmp(f->strings[sig], t->bytes + t->offset[sig], f->lens[sig])))
-                return false;
-        if ((f->present & (1U << sender)) &&
-            (f->lens[sender] != t->lens[sender] ||
-             memcmp(f->strings[sender], t->bytes + t->offset[sender], f->lens[sender])))
-                return false;
-        return true;
+        return template_string_same(f, t, KDBUS_FIELD_SIGNATURE) &&
+               template_string_same(f, t, KDBUS_FIELD_SENDER) &&
+               (m->type == KDBUS_MESSAGE_METHOD_CALL ||
+                template_string_same(f, t, KDBUS_FIELD_DESTINATION));
 }
 
 /* message_build() for a message template_matches() */
@@ -1075,6 +1098,8 @@ static int message_build_from_template(struct kdbus_message *m, const void *body
         memcpy(data, t->bytes, t->len);
         put_u32(data + 4, (uint32_t)body_size, m->endian);
         put_u32(data + 8, m->serial, m->endian);
+        if (f->present & (1U << KDBUS_FIELD_REPLY_SERIAL))
+                put_u32(data + t->offset[KDBUS_FIELD_REPLY_SERIAL], f->reply_serial, m->endian);
         for (unsigned int bits = f->present & STRING_FIELDS; bits; bits &= bits - 1) {
                 unsigned int code = (unsigned int)__builtin_ctz(bits);
 
@@ -1104,7 +1129,8 @@ static void template_keep(const struct kdbus_message *m)
 
         t->len = 0;
         if (m->body_offset > sizeof(t->bytes) || m->n_fds || m->ext_size ||
-            m->endian != KDBUS_LITTLE_ENDIAN || m->type != KDBUS_MESSAGE_METHOD_CALL)
+            m->endian != KDBUS_LITTLE_ENDIAN ||
+            (m->type != KDBUS_MESSAGE_METHOD_CALL && m->type != KDBUS_MESSAGE_METHOD_RETURN))
                 return;
         memcpy(t->bytes, m->data, m->body_offset);
         for (unsigned int bits = f->present & STRING_FIELDS; bits; bits &= bits - 1) {
@@ -1112,6 +1138,19 @@ static void template_keep(const struct kdbus_message *m)
 
                 t->offset[code] = (uint16_t)((const uint8_t *)f->strings[code] - m->data);
                 t->lens[code] = f->lens[code];
+        }
+        if (f->present & (1U << KDBUS_FIELD_REPLY_SERIAL)) {
+                /* the number's place, as message_build() laid the fields out */
+                size_t pos = KDBUS_MESSAGE_HEADER_SIZE;
+
+                for (size_t i = 0; i < f->n_order; ++i) {
+                        uint8_t code = f->order[i];
+
+                        pos = (pos + 7) & ~(size_t)7;
+                        if (code == KDBUS_FIELD_REPLY_SERIAL)
+                                t->offset[code] = (uint16_t)(pos + 4);
+                        pos = field_end(code, f->lens[code], pos);
+                }
         }
         t->present = f->present;
         t->flags = m->flags;

@@ -1267,6 +1267,135 @@ static void test_call_template(void)
 }
 
 /*
+ * The same for replies (message_new_method_return_borrowed() with a cache):
+ * a reply equal to the last one but for its REPLY_SERIAL is sealed from
+ * its header, byte for byte as without the cache.
+ */
+struct reply_variant {
+        size_t call;            /* index of the call answered */
+        const char *sender;
+        int body;               /* 0: "su", 1: "s", 2: none, 3: "h", 4: "us" */
+        int flags;              /* -1: as made */
+        const char *set_dest;
+};
+
+static int reply_variant_make(const struct reply_variant *v, struct kdbus_message *call,
+                              struct message_name_cache *cache, uint32_t serial, int fd,
+                              struct kdbus_message **ret)
+{
+        struct kdbus_message *m = NULL;
+        int r;
+
+        r = cache ? message_new_method_return_borrowed(&m, call, cache)
+                  : kdbus_message_new_method_return(&m, call);
+        if (r < 0)
+                return r;
+        if (v->body == 0)
+                r = kdbus_message_append(m, "su", "text", serial);
+        else if (v->body == 1)
+                r = kdbus_message_append(m, "s", "other");
+        else if (v->body == 3)
+                r = kdbus_message_append(m, "h", fd);
+        else if (v->body == 4)
+                r = kdbus_message_append(m, "us", serial, "text");
+        if (r >= 0 && v->flags >= 0)
+                r = kdbus_message_set_flags(m, (uint8_t)v->flags);
+        if (r >= 0 && v->set_dest)
+                r = kdbus_message_set_destination(m, v->set_dest);
+        if (r >= 0)
+                r = cache && v->sender ? message_seal_own(m, serial, v->sender, strlen(v->sender))
+                                       : kdbus_message_seal(m, serial, v->sender);
+        if (r < 0) {
+                kdbus_message_unref(m);
+                return r;
+        }
+        *ret = m;
+        return 0;
+}
+
+static void test_reply_template(void)
+{
+        static const char *const callers[] = { ":1.4", ":1.5", ":1.44", NULL };
+        const struct reply_variant v[] = {
+                { 0, ":1.7", 0, -1, NULL },
+                { 1, ":1.7", 0, -1, NULL },
+                { 2, ":1.7", 0, -1, NULL },
+                { 3, ":1.7", 0, -1, NULL },
+                { 0, ":1.8", 0, -1, NULL },
+                { 0, ":1.77", 0, -1, NULL },
+                { 0, NULL, 0, -1, NULL },
+                { 0, ":1.7", 1, -1, NULL },
+                { 0, ":1.7", 4, -1, NULL },
+                { 0, ":1.7", 2, -1, NULL },
+                { 0, ":1.7", 3, -1, NULL },
+                { 0, ":1.7", 0, 0, NULL },
+                { 0, ":1.7", 0, KDBUS_MESSAGE_NO_REPLY_EXPECTED | KDBUS_MESSAGE_NO_AUTO_START, NULL },
+                { 0, ":1.7", 0, -1, ":1.5" },
+                { 1, ":1.7", 0, -1, NULL },
+        };
+        const size_t n_v = sizeof(v) / sizeof(v[0]);
+        struct kdbus_message *calls[4] = { NULL };
+        struct message_name_cache cache = { 0 };
+        unsigned int bad = 0, hits = 0;
+        uint32_t serial = 1;
+        int pipefd[2];
+
+        bad += pipe2(pipefd, O_CLOEXEC) != 0;
+        /* the calls answered: from each caller (and none), with serials changing below */
+        for (size_t i = 0; i < 4; ++i)
+                bad += kdbus_message_new_method_call(&calls[i], "org.a.B", "/p", NULL, "M") != 0 ||
+                       kdbus_message_seal(calls[i], 100 + (uint32_t)i, callers[i]) != 0;
+        for (size_t a = 0; a < n_v && !bad; ++a) {
+                for (size_t b = 0; b < n_v; ++b) {
+                        const size_t seq[] = { a, a, b, b };
+
+                        for (size_t k = 0; k < 4; ++k) {
+                                struct kdbus_message *m = NULL, *ref = NULL;
+                                const struct reply_variant *c = &v[seq[k]];
+                                const void *d1, *d2;
+                                size_t n1, n2;
+                                uint32_t gen = cache.reply.gen;
+
+                                ++serial;
+                                /* another serial for the call each time: the reply's REPLY_SERIAL */
+                                bad += kdbus_message_set_serial(calls[c->call], serial + 1000) != 0;
+                                if (reply_variant_make(c, calls[c->call], &cache, serial, pipefd[0], &m) != 0 ||
+                                    reply_variant_make(c, calls[c->call], NULL, serial, pipefd[0], &ref) != 0) {
+                                        ++bad;
+                                        kdbus_message_unref(m);
+                                        continue;
+                                }
+                                hits += cache.reply.gen == gen;
+                                bad += kdbus_message_get_data(m, &d1, &n1) != 0 ||
+                                       kdbus_message_get_data(ref, &d2, &n2) != 0 || n1 != n2 ||
+                                       memcmp(d1, d2, n1) != 0;
+                                bad += !same_strings(kdbus_message_get_destination(m),
+                                                     kdbus_message_get_destination(ref)) ||
+                                       !same_strings(kdbus_message_get_sender(m), kdbus_message_get_sender(ref)) ||
+                                       !same_strings(kdbus_message_get_signature(m),
+                                                     kdbus_message_get_signature(ref));
+                                {
+                                        uint32_t r1 = 0, r2 = 1;
+
+                                        bad += kdbus_message_get_reply_serial(m, &r1) != 0 ||
+                                               kdbus_message_get_reply_serial(ref, &r2) != 0 || r1 != r2;
+                                }
+                                message_unref_keep(m, &cache);
+                                kdbus_message_unref(ref);
+                        }
+                }
+        }
+        for (size_t i = 0; i < 4; ++i)
+                kdbus_message_unref(calls[i]);
+        close(pipefd[0]);
+        close(pipefd[1]);
+        message_cache_release(&cache);
+        bad += hits < n_v * n_v;
+        tap_ok(bad == 0, "reply template: replies sealed from the last one's header are byte for byte as "
+               "without it (%u from it, %u wrong)", hits, bad);
+}
+
+/*
  * A small message's bytes live in the object's own allocation, a large
  * one's are allocated; rewriting the header of either (a sender set on a
  * sealed message) reads the old bytes while writing the new ones.
@@ -1340,7 +1469,7 @@ static void test_fds(void)
 
 int main(void)
 {
-        tap_plan(44);
+        tap_plan(45);
         test_vectors();
         test_round_trip();
         test_api_errors();
@@ -1352,6 +1481,7 @@ int main(void)
         test_spares();
         test_thread_spare();
         test_call_template();
+        test_reply_template();
         test_bytes_in_object();
         test_fds();
         return tap_done();
