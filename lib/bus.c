@@ -2667,7 +2667,8 @@ int kdbus_bus_call(struct kdbus_bus *bus, struct kdbus_message *m, uint64_t time
                         incoming_clear(bus, &in);
                         return kdbus_error_set_errno(error, EBADMSG);
                 }
-                answer = kdbus_message_ref(in.m);
+                answer = in.m;          /* the reference moves to answer */
+                in.m = NULL;
                 incoming_clear(bus, &in);
         }
 
