@@ -1762,7 +1762,7 @@ static int bus_take_slice(struct kdbus_bus *bus, uint64_t offset, uint64_t slice
         bool valid = false;
         int r = -EBADMSG;
 
-        memset(in, 0, sizeof(*in));
+        message_zero(in, sizeof(*in));
         if (offset >= bus->pool_size || slice_size > bus->pool_size - offset ||
             slice_size < sizeof(struct kdbus_msg))
                 goto out;

@@ -9,8 +9,26 @@
 #include <stdbool.h>
 #include <stddef.h>
 #include <stdint.h>
+#include <string.h>
 
 #include "message.h"
+
+/*
+ * memset(@p, 0, @n) for a struct zeroed per message (@n a constant), as
+ * 16-byte stores: GCC makes a memset of a few hundred bytes a rep stos,
+ * which costs about one instruction per 8 bytes.
+ */
+static inline __attribute__((always_inline)) void message_zero(void *p, size_t n)
+{
+        typedef uint64_t zero_v2 __attribute__((vector_size(16), aligned(1), may_alias));
+        zero_v2 *q = p;
+
+#pragma GCC unroll 64
+        for (size_t i = 0; i < n / 16; ++i)
+                q[i] = (zero_v2){ 0, 0 };
+        if (n % 16)
+                memset((unsigned char *)p + (n & ~(size_t)15), 0, n % 16);
+}
 
 /*
  * The fields of the last received header that the fast parser took whole

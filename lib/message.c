@@ -405,7 +405,7 @@ static int message_new(struct kdbus_message **ret, uint8_t type, char endian, bo
                 if (!m)
                         return -ENOMEM;
         }
-        memset(m, 0, offsetof(struct kdbus_message, body));
+        message_zero(m, offsetof(struct kdbus_message, body));
         m->n_ref = 1;
         m->type = type;
         m->endian = endian;
