@@ -14,9 +14,10 @@
  *    (alone) before its SEND returns to copy what was not pulled; the
  *    staging object lives until then, so a linked entry never points to
  *    a freed one. Meanwhile the sender copies pieces of the payload into
- *    the receiver's slice under staging->pull_lock only (no connection
- *    lock); unlinking takes that lock too, so the slice outlives each
- *    piece (kdbus_staging_help_pull()).
+ *    the receiver's slice under staging->pull_lock only, a spinlock held
+ *    for one piece's copy into pool pages taken beforehand (no
+ *    connection lock, no sleep); unlinking takes that lock too, so the
+ *    slice outlives each piece (kdbus_staging_help_pull()).
  *  - Delivering into a receiver takes the receiver's conn->lock (it
  *    protects the receive queue, its quotas and the pool's accounted
  *    share) and, when a reply record is created or consumed, the
@@ -1115,11 +1116,11 @@ static size_t kdbus_part_n_bvecs(const struct iovec *part)
  */
 static int kdbus_staging_emit_range(struct kdbus_staging *staging,
 				    struct kdbus_pool_slice *slice, u64 off,
-				    size_t start, size_t end)
+				    size_t start, size_t end,
+				    const struct kdbus_pool_held *held)
 {
 	size_t i = 0, j, pos = 0, bv = 0, from, to, skip, k;
 	ssize_t n;
-	int ret;
 
 	while (i < staging->n_parts && pos < end) {
 		const struct iovec *part = &staging->parts[i];
@@ -1128,11 +1129,10 @@ static int kdbus_staging_emit_range(struct kdbus_staging *staging,
 			from = max(start, pos);
 			to = min(end, pos + part->iov_len);
 			if (from < to) {
-				ret = kdbus_slice_write_zeros(slice,
-							      off + from,
-							      to - from);
-				if (ret < 0)
-					return ret;
+				n = kdbus_pool_slice_zero(slice, off + from,
+							  to - from, held);
+				if (n < 0)
+					return n;
 			}
 			pos += part->iov_len;
 			++i;
@@ -1159,7 +1159,8 @@ static int kdbus_staging_emit_range(struct kdbus_staging *staging,
 		if (from < to) {
 			n = kdbus_pool_slice_copy_bvec(slice, off + from,
 						       staging->bvecs + k,
-						       bv - k, skip, to - from);
+						       bv - k, skip, to - from,
+						       held);
 			if (n < 0)
 				return n;
 			if (n != to - from)
@@ -1250,7 +1251,7 @@ int kdbus_staging_emit(struct kdbus_staging *staging,
 		*deferred_off = payload_off;
 	else
 		ret = kdbus_staging_emit_range(staging, slice, payload_off, 0,
-					       staging->n_payload);
+					       staging->n_payload, NULL);
 	if (ret < 0)
 		return ret;
 
@@ -1290,34 +1291,45 @@ static bool kdbus_pull_claim_front(struct kdbus_staging *staging, u32 *chunk)
 }
 
 /*
- * Claim the last unclaimed piece, never the first one: the receiver always
+ * The last unclaimed piece, never the first one: the receiver always
  * copies the head itself, and a payload of one piece is left to it
- * entirely.
+ * entirely. kdbus_pull_claim_back() then claims it if it still is.
  */
-static bool kdbus_pull_claim_back(struct kdbus_staging *staging, u32 *chunk)
+static bool kdbus_pull_next_back(struct kdbus_staging *staging, u32 *chunk)
+{
+	s64 claims = atomic64_read(&staging->pull_claims);
+
+	if (upper_32_bits(claims) <= max(lower_32_bits(claims), 1U))
+		return false;
+	*chunk = upper_32_bits(claims) - 1;
+	return true;
+}
+
+static bool kdbus_pull_claim_back(struct kdbus_staging *staging, u32 chunk)
 {
 	s64 old = atomic64_read(&staging->pull_claims);
 
 	do {
-		if (upper_32_bits(old) <= max(lower_32_bits(old), 1U))
+		if (upper_32_bits(old) != chunk + 1 ||
+		    lower_32_bits(old) > chunk || chunk < 1)
 			return false;
 	} while (!atomic64_try_cmpxchg(&staging->pull_claims, &old,
 				       old - BIT_ULL(32)));
-
-	*chunk = upper_32_bits(old) - 1;
 	return true;
 }
 
 /* copy pieces [@first, @last) of @entry's pending payload */
 static int kdbus_pull_copy_chunks(struct kdbus_queue_entry *entry,
-				  u32 first, u32 last)
+				  u32 first, u32 last,
+				  const struct kdbus_pool_held *held)
 {
 	struct kdbus_staging *staging = entry->pull;
 
 	return kdbus_staging_emit_range(staging, entry->slice, entry->pull_off,
 					(size_t)first * KDBUS_PULL_CHUNK,
 					min_t(size_t, staging->n_payload,
-					      (size_t)last * KDBUS_PULL_CHUNK));
+					      (size_t)last * KDBUS_PULL_CHUNK),
+					held);
 }
 
 /* end the link of @entry and its staging object; both locks held */
@@ -1331,9 +1343,10 @@ static void kdbus_pull_unlink(struct kdbus_queue_entry *entry)
 
 /*
  * Copy what is left of the pending payload of @entry from its sender's
- * pinned pages, wait for the piece the sender may be copying, and end the
- * link. On failure nothing is left claimed: the payload stays pending as
- * a whole. Context: entry->conn->lock held.
+ * pinned pages, wait for the piece the sender may be copying (it holds
+ * staging->pull_lock, a spinlock, only while it copies, without
+ * sleeping), and end the link. On failure nothing is left claimed: the
+ * payload stays pending as a whole. Context: entry->conn->lock held.
  * Return: the bytes copied here, or a negative error code.
  */
 static ssize_t kdbus_staging_copy_pending(struct kdbus_queue_entry *entry)
@@ -1341,26 +1354,31 @@ static ssize_t kdbus_staging_copy_pending(struct kdbus_queue_entry *entry)
 	struct kdbus_staging *staging = entry->pull;
 	u32 chunk, n_chunks = kdbus_pull_n_chunks(staging);
 	size_t copied = 0;
+	bool help_failed;
 	int ret = 0;
 
 	lockdep_assert_held(&entry->conn->lock);
 
 	while (kdbus_pull_claim_front(staging, &chunk)) {
-		ret = kdbus_pull_copy_chunks(entry, chunk, chunk + 1);
+		ret = kdbus_pull_copy_chunks(entry, chunk, chunk + 1, NULL);
 		if (ret < 0)
 			break;
 		copied += min_t(size_t, KDBUS_PULL_CHUNK,
-				staging->n_payload - chunk * KDBUS_PULL_CHUNK);
+				staging->n_payload -
+				(size_t)chunk * KDBUS_PULL_CHUNK);
 	}
 
-	/* the sender's piece in flight; mutexes spin while the owner runs */
-	mutex_lock(&staging->pull_lock);
-	if (ret == 0 && staging->pull_help_failed) {
-		/* what the sender claimed and could not write */
-		ret = kdbus_pull_copy_chunks(entry,
-				upper_32_bits(atomic64_read(&staging->pull_claims)),
-				n_chunks);
+	spin_lock(&staging->pull_lock);
+	help_failed = staging->pull_help_failed;
+	spin_unlock(&staging->pull_lock);
+
+	/* what the sender claimed and could not write (it stopped then) */
+	if (ret == 0 && help_failed) {
+		chunk = upper_32_bits(atomic64_read(&staging->pull_claims));
+		ret = kdbus_pull_copy_chunks(entry, chunk, n_chunks, NULL);
 	}
+
+	spin_lock(&staging->pull_lock);
 	if (ret < 0) {
 		atomic64_set(&staging->pull_claims,
 			     kdbus_pull_claims(0, n_chunks));
@@ -1368,7 +1386,7 @@ static ssize_t kdbus_staging_copy_pending(struct kdbus_queue_entry *entry)
 	} else {
 		kdbus_pull_unlink(entry);
 	}
-	mutex_unlock(&staging->pull_lock);
+	spin_unlock(&staging->pull_lock);
 
 	return ret < 0 ? ret : copied;
 }
@@ -1427,9 +1445,9 @@ void kdbus_staging_pull_detach(struct kdbus_queue_entry *entry)
 
 	lockdep_assert_held(&entry->conn->lock);
 
-	mutex_lock(&staging->pull_lock);
+	spin_lock(&staging->pull_lock);
 	kdbus_pull_unlink(entry);
-	mutex_unlock(&staging->pull_lock);
+	spin_unlock(&staging->pull_lock);
 }
 
 /*
@@ -1442,9 +1460,10 @@ static void kdbus_staging_pull_link(struct kdbus_staging *staging,
 {
 	lockdep_assert_held(&dst->lock);
 
-	mutex_init(&staging->pull_lock);
+	spin_lock_init(&staging->pull_lock);
 	atomic64_set(&staging->pull_claims,
 		     kdbus_pull_claims(0, kdbus_pull_n_chunks(staging)));
+	staging->pull_help_failed = false;
 	staging->pull_entry = entry;
 	staging->pull_dst = kdbus_conn_ref(dst);
 }
@@ -1453,28 +1472,57 @@ static void kdbus_staging_pull_link(struct kdbus_staging *staging,
  * The sender of a payload its receiver pulls, a synchronous caller or the
  * replier, has nothing else to do until the receiver has it: it copies
  * pieces from the end while the receiver wakes and copies from the front,
- * so both CPUs copy (Documentation/performance.md, "Who copies"). Each
- * piece is copied under staging->pull_lock, with no other lock held: the
- * entry, its slice and the pool stay alive while the lock is held and the
- * entry linked, as unlinking takes the lock. A piece that cannot be
- * written is left to the receiver.
+ * so both CPUs copy (Documentation/performance.md, "Who copies").
+ *
+ * The receiver must never wait long for the sender (a sender that is not
+ * scheduled would stall it, holding its connection lock): a piece is
+ * claimed and copied under staging->pull_lock, a spinlock, into pool pages
+ * looked up (or allocated) beforehand, so the copy neither sleeps nor can
+ * be preempted (on PREEMPT_RT the lock inherits the waiter's priority).
+ * While the lock is held and the entry linked, the entry and its slice
+ * stay allocated: unlinking takes the lock. A piece that cannot be written
+ * is left to the receiver.
  */
 static void kdbus_staging_help_pull(struct kdbus_staging *staging)
 {
 	struct kdbus_queue_entry *entry;
-	bool done = false;
+	struct kdbus_pool_held held;
+	size_t start, len;
 	u32 chunk;
+	int ret;
 
-	while (!done) {
-		mutex_lock(&staging->pull_lock);
+	for (;;) {
+		spin_lock(&staging->pull_lock);
 		entry = staging->pull_entry;
-		done = !entry || !kdbus_pull_claim_back(staging, &chunk);
-		if (!done && kdbus_pull_copy_chunks(entry, chunk,
-						    chunk + 1) < 0) {
-			staging->pull_help_failed = true;
-			done = true;
+		ret = -ENOENT;
+		if (entry && kdbus_pull_next_back(staging, &chunk)) {
+			start = (size_t)chunk * KDBUS_PULL_CHUNK;
+			len = min_t(size_t, KDBUS_PULL_CHUNK,
+				    staging->n_payload - start);
+			ret = kdbus_pool_held_init(&held, entry->slice,
+						   entry->pull_off + start,
+						   len);
 		}
-		mutex_unlock(&staging->pull_lock);
+		spin_unlock(&staging->pull_lock);
+		if (ret < 0)
+			return;
+
+		/* the pool pages, outside the lock: this may sleep */
+		ret = kdbus_pool_held_fill(&held);
+
+		spin_lock(&staging->pull_lock);
+		if (ret == 0 && staging->pull_entry == entry &&
+		    kdbus_pull_claim_back(staging, chunk)) {
+			ret = kdbus_pull_copy_chunks(entry, chunk, chunk + 1,
+						     &held);
+			if (ret < 0)
+				staging->pull_help_failed = true;
+		}
+		spin_unlock(&staging->pull_lock);
+
+		kdbus_pool_held_release(&held);
+		if (ret < 0)
+			return;
 	}
 }
 
@@ -1517,7 +1565,6 @@ static void kdbus_staging_pull_finish(struct kdbus_staging *staging)
 		kdbus_reply_unref(reply);
 	}
 
-	mutex_destroy(&staging->pull_lock);
 	staging->pull_dst = NULL;
 	kdbus_conn_unref(dst);
 }
@@ -2301,7 +2348,7 @@ int kdbus_cmd_send(struct kdbus_conn *conn, struct file *f, void __user *argp)
 	kdbus_args_clear(&margs, ret);
 	msg = NULL;
 
-	/* a payload the receiver pulls: copy pieces of it meanwhile */
+	/* a payload the receiver pulls: copy pieces of its tail meanwhile */
 	if (staging && staging->pull_dst)
 		kdbus_staging_help_pull(staging);
 

@@ -11,7 +11,7 @@
 #include <linux/bvec.h>
 #include <linux/kref.h>
 #include <linux/list.h>
-#include <linux/mutex.h>
+#include <linux/spinlock.h>
 #include <linux/types.h>
 #include <linux/uio.h>
 #include <uapi/linux/kdbus.h>
@@ -108,8 +108,8 @@ struct kdbus_gaps {
  *			kdbus_queue_entry_pull()
  * @pull_entry:		that entry while its payload is pending, else NULL
  *			(set under @pull_dst->lock and @pull_lock)
- * @pull_lock:		held by the sender while it copies a piece of the
- *			pending payload (kdbus_staging_help_pull())
+ * @pull_lock:		held by the sender while it claims and copies a piece
+ *			of the pending payload (kdbus_staging_help_pull())
  * @pull_claims:	pieces of the pending payload not claimed yet
  * @pull_help_failed:	a piece the sender claimed was not written
  *			(@pull_lock)
@@ -174,7 +174,7 @@ struct kdbus_staging {
 	struct list_head notify_entry;
 	struct kdbus_conn *pull_dst;
 	struct kdbus_queue_entry *pull_entry;
-	struct mutex pull_lock;
+	spinlock_t pull_lock;	/* the sender's piece of a pulled payload */
 	atomic64_t pull_claims;
 	bool pull_help_failed;
 	struct iovec inline_parts[KDBUS_STAGING_INLINE_PARTS];

@@ -20,7 +20,11 @@
  *    bytes. Not going through write_iter() also means no writer's
  *    RLIMIT_FSIZE applies (a notification written by a task with a zero
  *    file-size limit reaches every receiver) and two senders to one
- *    receiver do not serialise on its inode lock.
+ *    receiver do not serialise on its inode lock. Two writers may fill
+ *    disjoint ranges of one slice at once (a pulled payload, message.c).
+ *  - A write may use pages held beforehand (struct kdbus_pool_held,
+ *    kdbus_pool_held_fill()): it then looks up and allocates nothing and
+ *    does not sleep, so it may run under a spinlock.
  *  - pool->lock is a leaf lock; it is never held while calling into the
  *    VFS or user memory.
  *  - Every byte written into a pool is counted (stats.c) by its source:
@@ -622,11 +626,13 @@ static struct page *kdbus_pool_pages_get(struct kdbus_pool_pages *pp,
 /*
  * Write @iter into @slice at @off, page by page into the shmem file's
  * page cache; bytes really written are added to @stat. A short copy
- * (unreadable user memory) is -EFAULT.
+ * (unreadable user memory) is -EFAULT. With @held, the pages are taken
+ * from there and nothing sleeps.
  */
 static ssize_t kdbus_pool_write_iter(const struct kdbus_pool_slice *slice,
 				     loff_t off, struct iov_iter *iter,
-				     size_t total_len, enum kdbus_stat stat)
+				     size_t total_len, enum kdbus_stat stat,
+				     const struct kdbus_pool_held *held)
 {
 	struct kdbus_pool_pages pp;
 	size_t done = 0;
@@ -644,17 +650,27 @@ static ssize_t kdbus_pool_write_iter(const struct kdbus_pool_slice *slice,
 	pp.next = 0;
 	pp.scanned = pos >> PAGE_SHIFT;
 	pp.last = (pos + total_len - 1) >> PAGE_SHIFT;
-	if (!filemap_get_folios(pp.mapping, &pp.scanned, pp.last, &pp.fbatch))
+	if (held) {
+		if (held->f != slice->pool->f || pp.scanned < held->first ||
+		    pp.last >= held->first + held->n)
+			return -EFAULT;
+	} else if (!filemap_get_folios(pp.mapping, &pp.scanned, pp.last,
+				       &pp.fbatch)) {
 		pp.scanned = pp.last + 1;
+	}
 
 	while (done < total_len) {
 		size_t poff = offset_in_page(pos);
 		size_t n = min_t(size_t, PAGE_SIZE - poff, total_len - done);
 		struct page *page;
 		size_t copied;
-		bool own;
+		bool own = false;
 
-		page = kdbus_pool_pages_get(&pp, pos >> PAGE_SHIFT, &own);
+		if (held)
+			page = held->pages[(pos >> PAGE_SHIFT) - held->first];
+		else
+			page = kdbus_pool_pages_get(&pp, pos >> PAGE_SHIFT,
+						    &own);
 		if (IS_ERR(page)) {
 			ret = PTR_ERR(page);
 			break;
@@ -686,24 +702,138 @@ static ssize_t kdbus_pool_write_iter(const struct kdbus_pool_slice *slice,
  * @nr_segs:		Number of elements in @bvec
  * @skip:		Bytes of @bvec[0] to leave out (less than its bv_len)
  * @total_len:		Number of bytes to copy, after @skip
+ * @held:		the pool pages under the range, held by
+ *			kdbus_pool_held_fill(), or NULL to look them up
  *
  * The sender's payload, pinned before any lock was taken, is copied into
  * @slice at offset @off; it is counted as user memory (one copy from the
- * sender to the receiver). Nothing here can fault on user memory.
+ * sender to the receiver). Nothing here can fault on user memory; with
+ * @held nothing sleeps either.
  *
  * Return: the number of bytes copied, negative errno on failure.
  */
 ssize_t kdbus_pool_slice_copy_bvec(const struct kdbus_pool_slice *slice,
 				   loff_t off, const struct bio_vec *bvec,
 				   size_t nr_segs, size_t skip,
-				   size_t total_len)
+				   size_t total_len,
+				   const struct kdbus_pool_held *held)
 {
 	struct iov_iter iter;
 
 	iov_iter_bvec(&iter, ITER_SOURCE, bvec, nr_segs, skip + total_len);
 	iov_iter_advance(&iter, skip);
 	return kdbus_pool_write_iter(slice, off, &iter, total_len,
-				     KDBUS_STAT_COPY_USER);
+				     KDBUS_STAT_COPY_USER, held);
+}
+
+/**
+ * kdbus_pool_slice_zero() - write zero bytes into a slice
+ * @slice:		The slice to write to
+ * @off:		Offset in the slice to write to
+ * @len:		Number of zero bytes
+ * @held:		as for kdbus_pool_slice_copy_bvec()
+ *
+ * Padding is written explicitly, so no stale pool content leaks. At most
+ * a page at a time.
+ *
+ * Return: the number of bytes written, negative errno on failure.
+ */
+ssize_t kdbus_pool_slice_zero(const struct kdbus_pool_slice *slice,
+			      loff_t off, size_t len,
+			      const struct kdbus_pool_held *held)
+{
+	struct bio_vec bv = { .bv_page = ZERO_PAGE(0), .bv_len = len };
+	struct iov_iter iter;
+
+	if (len > PAGE_SIZE)
+		return -EINVAL;
+	iov_iter_bvec(&iter, ITER_SOURCE, &bv, 1, len);
+	return kdbus_pool_write_iter(slice, off, &iter, len,
+				     KDBUS_STAT_COPY_KERNEL, held);
+}
+
+/**
+ * kdbus_pool_held_init() - note the pool pages under a range of a slice
+ * @held:		filled in: the pool's file (referenced) and the range
+ * @slice:		slice; the caller keeps it allocated for this call
+ * @off:		offset in @slice
+ * @len:		length, at most KDBUS_POOL_HELD_MAX
+ *
+ * Takes no page yet and does not sleep; kdbus_pool_held_fill() then takes
+ * the pages (it may sleep), and a later write with @held does not.
+ *
+ * Return: 0, or -EFAULT if the range is not inside @slice.
+ */
+int kdbus_pool_held_init(struct kdbus_pool_held *held,
+			 const struct kdbus_pool_slice *slice, u64 off,
+			 size_t len)
+{
+	u64 pos = slice->off + off;
+
+	if (len == 0 || len > KDBUS_POOL_HELD_MAX || off > slice->size ||
+	    len > slice->size - off)
+		return -EFAULT;
+
+	held->f = get_file(slice->pool->f);
+	held->first = pos >> PAGE_SHIFT;
+	held->want = ((pos + len - 1) >> PAGE_SHIFT) - held->first + 1;
+	held->n = 0;
+	return 0;
+}
+
+/**
+ * kdbus_pool_held_fill() - take the pages noted by kdbus_pool_held_init()
+ * @held:		range of pool pages
+ *
+ * Looks up (or allocates) each page of the range, with a reference; pages
+ * in the page cache are found in one batch, as for a write. The pages
+ * stay in the pool's page cache while referenced (pool pages are never
+ * truncated, and reclaim does not take a page with an extra reference).
+ *
+ * Context: may sleep; no lock may be held.
+ * Return: 0 on success, negative error code on failure.
+ */
+int kdbus_pool_held_fill(struct kdbus_pool_held *held)
+{
+	struct kdbus_pool_pages pp;
+	struct page *page;
+	int ret = 0;
+	bool own;
+
+	pp.mapping = held->f->f_mapping;
+	folio_batch_init(&pp.fbatch);
+	pp.next = 0;
+	pp.scanned = held->first;
+	pp.last = held->first + held->want - 1;
+	if (!filemap_get_folios(pp.mapping, &pp.scanned, pp.last, &pp.fbatch))
+		pp.scanned = pp.last + 1;
+
+	while (held->n < held->want) {
+		page = kdbus_pool_pages_get(&pp, held->first + held->n, &own);
+		if (IS_ERR(page)) {
+			ret = PTR_ERR(page);
+			break;
+		}
+		/* a page of the batch: a reference of our own */
+		if (!own)
+			get_page(page);
+		held->pages[held->n++] = page;
+	}
+
+	kdbus_pool_pages_put(&pp);
+	return ret;
+}
+
+/**
+ * kdbus_pool_held_release() - drop what kdbus_pool_held_init() and
+ *			       kdbus_pool_held_fill() took
+ * @held:		range of pool pages
+ */
+void kdbus_pool_held_release(struct kdbus_pool_held *held)
+{
+	while (held->n > 0)
+		put_page(held->pages[--held->n]);
+	fput(held->f);
 }
 
 /**
@@ -726,7 +856,7 @@ ssize_t kdbus_pool_slice_copy_kvec(const struct kdbus_pool_slice *slice,
 
 	iov_iter_kvec(&iter, ITER_SOURCE, kvec, kvec_count, total_len);
 	return kdbus_pool_write_iter(slice, off, &iter, total_len,
-				     KDBUS_STAT_COPY_KERNEL);
+				     KDBUS_STAT_COPY_KERNEL, NULL);
 }
 
 /**
@@ -770,7 +900,7 @@ int kdbus_pool_slice_copy(const struct kdbus_pool_slice *slice_dst,
 
 		iov_iter_kvec(&iter, ITER_SOURCE, &kvec, 1, chunk);
 		n = kdbus_pool_write_iter(slice_dst, off_dst, &iter, chunk,
-					  KDBUS_STAT_COPY_POOL);
+					  KDBUS_STAT_COPY_POOL, NULL);
 		if (n != chunk) {
 			ret = n < 0 ? n : -EFAULT;
 			break;

@@ -7,11 +7,31 @@
 #define __KDBUS_POOL_H
 
 #include <linux/mm_types.h>
+#include <linux/sizes.h>
 #include <linux/types.h>
 #include <linux/uio.h>
 
 struct kdbus_pool;
 struct kdbus_pool_slice;
+
+/* the longest range of a slice whose pages can be held for one write */
+#define KDBUS_POOL_HELD_MAX	SZ_32K
+
+/**
+ * struct kdbus_pool_held - pool pages held for a write that must not sleep
+ * @f:		the pool's shmem file (reference held)
+ * @first:	index of the first page
+ * @want:	number of pages in the range
+ * @n:		number of pages in @pages (referenced)
+ * @pages:	the pages, from @first on
+ */
+struct kdbus_pool_held {
+	struct file *f;
+	pgoff_t first;
+	unsigned int want;
+	unsigned int n;
+	struct page *pages[KDBUS_POOL_HELD_MAX / PAGE_SIZE + 1];
+};
 
 struct kdbus_pool *kdbus_pool_new(const char *name, size_t size);
 void kdbus_pool_free(struct kdbus_pool *pool);
@@ -35,6 +55,15 @@ ssize_t kdbus_pool_slice_copy_kvec(const struct kdbus_pool_slice *slice,
 ssize_t kdbus_pool_slice_copy_bvec(const struct kdbus_pool_slice *slice,
 				   loff_t off, const struct bio_vec *bvec,
 				   size_t nr_segs, size_t skip,
-				   size_t total_len);
+				   size_t total_len,
+				   const struct kdbus_pool_held *held);
+ssize_t kdbus_pool_slice_zero(const struct kdbus_pool_slice *slice,
+			      loff_t off, size_t len,
+			      const struct kdbus_pool_held *held);
+int kdbus_pool_held_init(struct kdbus_pool_held *held,
+			 const struct kdbus_pool_slice *slice, u64 off,
+			 size_t len);
+int kdbus_pool_held_fill(struct kdbus_pool_held *held);
+void kdbus_pool_held_release(struct kdbus_pool_held *held);
 
 #endif
