@@ -1080,3 +1080,112 @@ KDBUS_TEST(copies, sync_answer_caller_late, 0)
 	 */
 	return answer_calls(env, &c, 0, c.calls - 1);
 }
+
+/*
+ * The receiver of a large call waits, under its own connection lock, for
+ * the piece its caller may be copying at that moment; that wait must not
+ * depend on the caller's scheduling. The caller here is SCHED_IDLE on a
+ * CPU kept busy by a loop that pauses for 2 ms every 250 ms (so that the
+ * caller makes progress, also on a slow debug kernel): the caller runs in
+ * the pauses and is preempted at their end, wherever it is, for 250 ms.
+ * The receiver, alone on the other CPU, must take every call in less
+ * than that.
+ */
+#define STARVED_CALLS	3
+#define STARVED_SIZE	(1024 * 1024)
+#define STARVED_MAX_NS	(200 * 1000000ULL)
+#define STARVED_BUSY_NS	(250 * 1000000ULL)
+
+static int starved_caller(struct kdbus_conn *caller, uint64_t peer_id,
+			  const uint8_t *data)
+{
+	struct sched_param sp = { 0 };
+	struct kdbus_msg *m;
+	unsigned int i;
+	uint64_t off;
+
+	RUN(pin_to_cpu(0));
+	ASSERT(sched_setscheduler(0, SCHED_IDLE, &sp) == 0);
+	for (i = 0; i < STARVED_CALLS; i++) {
+		ASSERT_OK(kdbus_call_sync(caller, peer_id, 0x5000 + i,
+					  kdbus_now_ns() + 60000000000ULL,
+					  data, STARVED_SIZE, &m, &off));
+		ASSERT_OK(kdbus_free(caller, off));
+	}
+	return TEST_OK;
+}
+
+static int starved_receiver(struct kdbus_conn *peer, uint64_t caller_id,
+			    const uint8_t *data)
+{
+	uint64_t t0, t1, worst = 0, off;
+	struct kdbus_msg *m;
+	unsigned int i;
+
+	RUN(pin_to_cpu(1));
+	for (i = 0; i < STARVED_CALLS; i++) {
+		ASSERT_EQ(kdbus_wait_readable(peer->fd, 60000), 1);
+		t0 = kdbus_now_ns();
+		ASSERT_OK(kdbus_recv_msg(peer, 0, 0, &m, &off));
+		t1 = kdbus_now_ns();
+		RUN(check_payload(m, data, STARVED_SIZE));
+		ASSERT_OK(kdbus_send(peer, caller_id, 1, 0, m->cookie, 0,
+				     NULL, 0));
+		ASSERT_OK(kdbus_free(peer, off));
+		if (t1 - t0 > worst)
+			worst = t1 - t0;
+	}
+	DIAG("slowest RECV of %u: %llu us", STARVED_CALLS,
+	     (unsigned long long)(worst / 1000));
+	ASSERT(worst < STARVED_MAX_NS);
+	return TEST_OK;
+}
+
+KDBUS_TEST(copies, sync_caller_starved, 0)
+{
+	struct kdbus_conn *caller, *peer;
+	pid_t hog, rcv, call;
+	uint8_t *data;
+	int r1, r2;
+
+	RUN(two_cpus());
+	ASSERT_OK(kdbus_hello(env->bus_path, 0, 0, POOL_SIZE, &caller));
+	ASSERT_OK(kdbus_hello(env->bus_path, 0, 0, POOL_SIZE, &peer));
+	data = malloc(STARVED_SIZE);
+	ASSERT(data);
+	fill(data, STARVED_SIZE, 17);
+
+	fflush(stdout);
+	hog = fork();
+	ASSERT(hog >= 0);
+	if (hog == 0) {
+		uint64_t t;
+
+		if (pin_to_cpu(0) != TEST_OK)
+			_exit(TEST_FAIL);
+		for (;;) {
+			for (t = kdbus_now_ns();
+			     kdbus_now_ns() - t < STARVED_BUSY_NS;)
+				;
+			kdbus_msleep(2);
+		}
+	}
+	rcv = fork();
+	if (rcv == 0)
+		_exit(starved_receiver(peer, caller->id, data));
+	call = rcv < 0 ? -1 : fork();
+	if (call == 0)
+		_exit(starved_caller(caller, peer->id, data));
+
+	r1 = call > 0 ? kdbus_wait_child(call) : TEST_FAIL;
+	r2 = rcv > 0 ? kdbus_wait_child(rcv) : TEST_FAIL;
+	kill(hog, SIGKILL);
+	waitpid(hog, NULL, 0);
+	ASSERT_EQ(r1, TEST_OK);
+	ASSERT_EQ(r2, TEST_OK);
+
+	free(data);
+	kdbus_conn_free(peer);
+	kdbus_conn_free(caller);
+	return TEST_OK;
+}
