@@ -1400,7 +1400,11 @@ static int bus_send_raw(struct kdbus_bus *bus, struct kdbus_message *m, uint64_t
                         r = -ENOMEM;
                         goto out;
                 }
-                memset(msg, 0, ALIGN8(isize));
+                /* the usual items (destination name, vector) are written whole below */
+                if (use_memfd || broadcast || n_fds)
+                        memset(msg, 0, ALIGN8(isize));
+                else
+                        message_zero(msg, sizeof(*msg));
                 msg->size = isize;
         }
 
@@ -1423,8 +1427,11 @@ static int bus_send_raw(struct kdbus_bus *bus, struct kdbus_message *m, uint64_t
         }
 
         item = msg->items;
-        if (dst_id == KDBUS_DST_ID_NAME)
+        if (dst_id == KDBUS_DST_ID_NAME) {
+                /* the padding after the name zeroed, as the rest of the command */
+                memset((uint8_t *)item + ALIGN8(ITEM_HEADER_SIZE + dest_len + 1) - 8, 0, 8);
                 item = item_put(item, KDBUS_ITEM_DST_NAME, dest, dest_len + 1);
+        }
         item->size = ITEM_HEADER_SIZE + sizeof(struct kdbus_vec);
         item->type = KDBUS_ITEM_PAYLOAD_VEC;
         item->vec.address = (uintptr_t)data;
