@@ -1129,35 +1129,36 @@ static void test_thread_spare(void)
 struct call_variant {
         const char *dest, *path, *iface, *member, *sender;
         int body;               /* 0: "su", 1: "s", 2: none, 3: "h", 4: "us" */
-        uint8_t flags;
+        int flags;              /* -1: as made */
         const char *set_dest;   /* set after construction */
 };
 
-static int call_variant_make(const struct call_variant *v, struct message_name_cache *cache,
-                             uint32_t serial, int fd, struct kdbus_message **ret)
+/*
+ * What the template tests do to a new message @m before it is *@ret: a
+ * body, the flags, a destination set after construction, sealing (as a
+ * connection does with @own).
+ */
+static int variant_finish(struct kdbus_message *m, int body, int flags, const char *set_dest,
+                          bool own, const char *sender, uint32_t serial, int fd,
+                          struct kdbus_message **ret)
 {
-        struct kdbus_message *m = NULL;
-        int r;
+        int r = 0;
 
-        r = cache ? message_new_method_call_borrowed(&m, v->dest, v->path, v->iface, v->member, cache)
-                  : kdbus_message_new_method_call(&m, v->dest, v->path, v->iface, v->member);
-        if (r < 0)
-                return r;
-        if (v->body == 0)
+        if (body == 0)
                 r = kdbus_message_append(m, "su", "text", serial);
-        else if (v->body == 1)
+        else if (body == 1)
                 r = kdbus_message_append(m, "s", "other");
-        else if (v->body == 3)
+        else if (body == 3)
                 r = kdbus_message_append(m, "h", fd);
-        else if (v->body == 4)
+        else if (body == 4)
                 r = kdbus_message_append(m, "us", serial, "text");
-        if (r >= 0 && v->flags)
-                r = kdbus_message_set_flags(m, v->flags);
-        if (r >= 0 && v->set_dest)
-                r = kdbus_message_set_destination(m, v->set_dest);
+        if (r >= 0 && flags >= 0)
+                r = kdbus_message_set_flags(m, (uint8_t)flags);
+        if (r >= 0 && set_dest)
+                r = kdbus_message_set_destination(m, set_dest);
         if (r >= 0)
-                r = cache && v->sender ? message_seal_own(m, serial, v->sender, strlen(v->sender))
-                                       : kdbus_message_seal(m, serial, v->sender);
+                r = own && sender ? message_seal_own(m, serial, sender, strlen(sender))
+                                  : kdbus_message_seal(m, serial, sender);
         if (r < 0) {
                 kdbus_message_unref(m);
                 return r;
@@ -1169,6 +1170,35 @@ static int call_variant_make(const struct call_variant *v, struct message_name_c
 static bool same_strings(const char *a, const char *b)
 {
         return (!a && !b) || streq(a, b);
+}
+
+/* @m has the bytes and the header's strings of @ref */
+static bool same_message(const struct kdbus_message *m, const struct kdbus_message *ref)
+{
+        const void *d1, *d2;
+        size_t n1, n2;
+
+        return kdbus_message_get_data(m, &d1, &n1) == 0 && kdbus_message_get_data(ref, &d2, &n2) == 0 &&
+               n1 == n2 && memcmp(d1, d2, n1) == 0 &&
+               same_strings(kdbus_message_get_destination(m), kdbus_message_get_destination(ref)) &&
+               same_strings(kdbus_message_get_path(m), kdbus_message_get_path(ref)) &&
+               same_strings(kdbus_message_get_interface(m), kdbus_message_get_interface(ref)) &&
+               same_strings(kdbus_message_get_member(m), kdbus_message_get_member(ref)) &&
+               same_strings(kdbus_message_get_sender(m), kdbus_message_get_sender(ref)) &&
+               same_strings(kdbus_message_get_signature(m), kdbus_message_get_signature(ref));
+}
+
+static int call_variant_make(const struct call_variant *v, struct message_name_cache *cache,
+                             uint32_t serial, int fd, struct kdbus_message **ret)
+{
+        struct kdbus_message *m = NULL;
+        int r;
+
+        r = cache ? message_new_method_call_borrowed(&m, v->dest, v->path, v->iface, v->member, cache)
+                  : kdbus_message_new_method_call(&m, v->dest, v->path, v->iface, v->member);
+        if (r < 0)
+                return r;
+        return variant_finish(m, v->body, v->flags, v->set_dest, cache, v->sender, serial, fd, ret);
 }
 
 static void test_call_template(void)
@@ -1211,8 +1241,8 @@ static void test_call_template(void)
                         for (size_t k = 0; k < 4; ++k) {
                                 struct kdbus_message *ref = NULL;
                                 const struct call_variant *c = &v[seq[k]];
-                                const void *d1, *d2;
-                                size_t n1, n2;
+                                const void *d1 = NULL;
+                                size_t n1 = 0;
                                 uint32_t gen = cache.call.gen;
 
                                 ++serial;
@@ -1225,18 +1255,7 @@ static void test_call_template(void)
                                 }
                                 hits += cache.call.gen == gen;
                                 kept += cache.call.gen != gen && cache.call.len;
-                                bad += kdbus_message_get_data(m, &d1, &n1) != 0 ||
-                                       kdbus_message_get_data(ref, &d2, &n2) != 0 || n1 != n2 ||
-                                       memcmp(d1, d2, n1) != 0;
-                                bad += !same_strings(kdbus_message_get_destination(m),
-                                                     kdbus_message_get_destination(ref)) ||
-                                       !same_strings(kdbus_message_get_path(m), kdbus_message_get_path(ref)) ||
-                                       !same_strings(kdbus_message_get_interface(m),
-                                                     kdbus_message_get_interface(ref)) ||
-                                       !same_strings(kdbus_message_get_member(m), kdbus_message_get_member(ref)) ||
-                                       !same_strings(kdbus_message_get_sender(m), kdbus_message_get_sender(ref)) ||
-                                       !same_strings(kdbus_message_get_signature(m),
-                                                     kdbus_message_get_signature(ref));
+                                bad += !same_message(m, ref) || kdbus_message_get_data(m, &d1, &n1) != 0;
                                 /* its own bytes, not the template's */
                                 bad += n1 && (const uint8_t *)d1 >= cache.call.bytes &&
                                        (const uint8_t *)d1 < cache.call.bytes + sizeof(cache.call.bytes);
@@ -1290,27 +1309,7 @@ static int reply_variant_make(const struct reply_variant *v, struct kdbus_messag
                   : kdbus_message_new_method_return(&m, call);
         if (r < 0)
                 return r;
-        if (v->body == 0)
-                r = kdbus_message_append(m, "su", "text", serial);
-        else if (v->body == 1)
-                r = kdbus_message_append(m, "s", "other");
-        else if (v->body == 3)
-                r = kdbus_message_append(m, "h", fd);
-        else if (v->body == 4)
-                r = kdbus_message_append(m, "us", serial, "text");
-        if (r >= 0 && v->flags >= 0)
-                r = kdbus_message_set_flags(m, (uint8_t)v->flags);
-        if (r >= 0 && v->set_dest)
-                r = kdbus_message_set_destination(m, v->set_dest);
-        if (r >= 0)
-                r = cache && v->sender ? message_seal_own(m, serial, v->sender, strlen(v->sender))
-                                       : kdbus_message_seal(m, serial, v->sender);
-        if (r < 0) {
-                kdbus_message_unref(m);
-                return r;
-        }
-        *ret = m;
-        return 0;
+        return variant_finish(m, v->body, v->flags, v->set_dest, cache, v->sender, serial, fd, ret);
 }
 
 static void test_reply_template(void)
@@ -1352,8 +1351,6 @@ static void test_reply_template(void)
                         for (size_t k = 0; k < 4; ++k) {
                                 struct kdbus_message *m = NULL, *ref = NULL;
                                 const struct reply_variant *c = &v[seq[k]];
-                                const void *d1, *d2;
-                                size_t n1, n2;
                                 uint32_t gen = cache.reply.gen;
 
                                 ++serial;
@@ -1366,14 +1363,7 @@ static void test_reply_template(void)
                                         continue;
                                 }
                                 hits += cache.reply.gen == gen;
-                                bad += kdbus_message_get_data(m, &d1, &n1) != 0 ||
-                                       kdbus_message_get_data(ref, &d2, &n2) != 0 || n1 != n2 ||
-                                       memcmp(d1, d2, n1) != 0;
-                                bad += !same_strings(kdbus_message_get_destination(m),
-                                                     kdbus_message_get_destination(ref)) ||
-                                       !same_strings(kdbus_message_get_sender(m), kdbus_message_get_sender(ref)) ||
-                                       !same_strings(kdbus_message_get_signature(m),
-                                                     kdbus_message_get_signature(ref));
+                                bad += !same_message(m, ref);
                                 {
                                         uint32_t r1 = 0, r2 = 1;
 
