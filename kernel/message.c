@@ -1109,10 +1109,12 @@ static size_t kdbus_part_n_bvecs(const struct iovec *part)
 /*
  * Copy bytes [@start, @end) of a pinned payload stream into @slice at
  * @off + @start: each run of user vectors with one iov_iter from the
- * sender's pinned pages straight into the pool, padding from a kernel
- * zero buffer. A range's first page is found by arithmetic, so a payload
- * copied in pieces (kdbus_staging_copy_pending()) is not walked page by
- * page for each.
+ * sender's pinned pages straight into the pool, padding from the zero
+ * page. A range's first page is found by arithmetic, so a payload copied
+ * in pieces (kdbus_staging_copy_pending()) is not walked page by page for
+ * each. Never used for a payload copied in at SEND
+ * (kdbus_staging_copy_payload()): it has no pinned pages, is written with
+ * the header and is never left pending.
  */
 static int kdbus_staging_emit_range(struct kdbus_staging *staging,
 				    struct kdbus_pool_slice *slice, u64 off,
@@ -1523,6 +1525,7 @@ static void kdbus_staging_help_pull(struct kdbus_staging *staging)
 		kdbus_pool_held_release(&held);
 		if (ret < 0)
 			return;
+		cond_resched();
 	}
 }
 
