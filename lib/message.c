@@ -1100,12 +1100,12 @@ static int message_build_from_template(struct kdbus_message *m, const void *body
         put_u32(data + 8, m->serial, m->endian);
         if (f->present & (1U << KDBUS_FIELD_REPLY_SERIAL))
                 put_u32(data + t->offset[KDBUS_FIELD_REPLY_SERIAL], f->reply_serial, m->endian);
+        /* the strings the fields own (none when made by the templates' constructors) */
+        if (f->present & ~f->borrowed & STRING_FIELDS)
+                fields_release(f);
         for (unsigned int bits = f->present & STRING_FIELDS; bits; bits &= bits - 1) {
                 unsigned int code = (unsigned int)__builtin_ctz(bits);
 
-                /* the template's fields are borrowed strings or the message's own */
-                if (!(f->borrowed & (1U << code)))
-                        free(f->strings[code]);
                 f->strings[code] = (char *)data + t->offset[code];
         }
         f->borrowed |= f->present & STRING_FIELDS;
