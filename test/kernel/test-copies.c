@@ -554,6 +554,20 @@ struct pull_ctx {
 	int go[2];		/* the parent writes a byte when done */
 };
 
+/* a caller and a peer with POOL_SIZE pools, and @len bytes to send */
+static int caller_peer_data(struct kdbus_test_env *env,
+			    struct kdbus_conn **caller,
+			    struct kdbus_conn **peer, uint8_t **data,
+			    size_t len, unsigned int seed)
+{
+	ASSERT_OK(kdbus_hello(env->bus_path, 0, 0, POOL_SIZE, caller));
+	ASSERT_OK(kdbus_hello(env->bus_path, 0, 0, POOL_SIZE, peer));
+	*data = malloc(len);
+	ASSERT(*data);
+	fill(*data, len, seed);
+	return TEST_OK;
+}
+
 static int pull_peer_run(struct pull_ctx *c, enum pull_peer how)
 {
 	struct copy_stats s0, s1;
@@ -622,12 +636,8 @@ static int pull_call(struct kdbus_test_env *env, enum pull_peer how,
 	int r;
 
 	RUN(stats_available());
-	ASSERT_OK(kdbus_hello(env->bus_path, 0, 0, POOL_SIZE, &c.caller));
-	ASSERT_OK(kdbus_hello(env->bus_path, 0, 0, POOL_SIZE, &c.peer));
+	RUN(caller_peer_data(env, &c.caller, &c.peer, &data, PULL_SIZE, 7));
 	ASSERT(pipe(c.go) == 0);
-	data = malloc(PULL_SIZE);
-	ASSERT(data);
-	fill(data, PULL_SIZE, 7);
 	c.data = data;
 
 	fflush(stdout);
@@ -740,11 +750,7 @@ KDBUS_TEST(copies, sync_pulled_in_pieces, 0)
 	RUN(stats_available());
 	for (i = 0; i < PIECES_N; i++)
 		total += pieces_len[i];
-	ASSERT_OK(kdbus_hello(env->bus_path, 0, 0, POOL_SIZE, &caller));
-	ASSERT_OK(kdbus_hello(env->bus_path, 0, 0, POOL_SIZE, &peer));
-	data = malloc(total);
-	ASSERT(data);
-	fill(data, total, 13);
+	RUN(caller_peer_data(env, &caller, &peer, &data, total, 13));
 
 	fflush(stdout);
 	pid = fork();
@@ -1149,11 +1155,7 @@ KDBUS_TEST(copies, sync_caller_starved, 0)
 	int r1, r2;
 
 	RUN(two_cpus());
-	ASSERT_OK(kdbus_hello(env->bus_path, 0, 0, POOL_SIZE, &caller));
-	ASSERT_OK(kdbus_hello(env->bus_path, 0, 0, POOL_SIZE, &peer));
-	data = malloc(STARVED_SIZE);
-	ASSERT(data);
-	fill(data, STARVED_SIZE, 17);
+	RUN(caller_peer_data(env, &caller, &peer, &data, STARVED_SIZE, 17));
 
 	fflush(stdout);
 	hog = fork();
