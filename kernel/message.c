@@ -14,10 +14,10 @@
  *    (alone) before its SEND returns to copy what was not pulled; the
  *    staging object lives until then, so a linked entry never points to
  *    a freed one. Meanwhile the sender copies pieces of the payload into
- *    the receiver's slice under staging->pull_lock only, a spinlock held
- *    for one piece's copy into pool pages taken beforehand (no
- *    connection lock, no sleep); unlinking takes that lock too, so the
- *    slice outlives each piece (kdbus_staging_help_pull()).
+ *    the receiver's slice under staging->pull_lock only, a raw spinlock
+ *    held for one page's copy into pool pages found beforehand (no
+ *    connection lock, no sleep, no preemption); unlinking takes that lock
+ *    too, so the slice outlives each page (kdbus_staging_help_pull()).
  *  - Delivering into a receiver takes the receiver's conn->lock (it
  *    protects the receive queue, its quotas and the pool's accounted
  *    share) and, when a reply record is created or consumed, the
@@ -32,10 +32,11 @@
  *    it; results go back to user space after every lock is dropped.
  *    A sender whose memory faults slowly stalls only itself.
  *  - Lock order: conn->lock (at most two, by address) ->
- *    staging->pull_lock -> the pool's page cache (pool.c writes pages
- *    directly, no inode lock).
+ *    staging->pull_lock (raw; under it only a copy into referenced pool
+ *    pages, which takes no lock) -> the pool's page cache (pool.c writes
+ *    pages directly, no inode lock).
  *    pool->lock is a leaf of its own, never held across a copy.
- *    Nothing here is called with a spinlock held.
+ *    Apart from that copy, nothing here runs with a spinlock held.
  *  - Metadata (metadata.c) is collected and rendered per receiver while
  *    its conn->lock is held: conn->lock -> meta_proc->lock /
  *    meta_conn->lock; nothing read there comes from user memory.
@@ -1345,18 +1346,18 @@ static void kdbus_pull_unlink(struct kdbus_queue_entry *entry)
 
 /*
  * Copy what is left of the pending payload of @entry from its sender's
- * pinned pages, wait for the piece the sender may be copying (it holds
- * staging->pull_lock, a spinlock, only while it copies, without
- * sleeping), and end the link. On failure nothing is left claimed: the
- * payload stays pending as a whole. Context: entry->conn->lock held.
+ * pinned pages, including the rest of a piece the sender is copying (it
+ * stops at the next page: the receiver never waits for the sender longer
+ * than one page's copy, whatever the sender's scheduling), and end the
+ * link. On failure nothing is left claimed: the payload stays pending as
+ * a whole. Context: entry->conn->lock held.
  * Return: the bytes copied here, or a negative error code.
  */
 static ssize_t kdbus_staging_copy_pending(struct kdbus_queue_entry *entry)
 {
 	struct kdbus_staging *staging = entry->pull;
 	u32 chunk, n_chunks = kdbus_pull_n_chunks(staging);
-	size_t copied = 0;
-	bool help_failed;
+	size_t copied = 0, from = 0, to = 0;
 	int ret = 0;
 
 	lockdep_assert_held(&entry->conn->lock);
@@ -1370,25 +1371,33 @@ static ssize_t kdbus_staging_copy_pending(struct kdbus_queue_entry *entry)
 				(size_t)chunk * KDBUS_PULL_CHUNK);
 	}
 
-	spin_lock(&staging->pull_lock);
-	help_failed = staging->pull_help_failed;
-	spin_unlock(&staging->pull_lock);
+	/* the rest of the sender's piece, if it has not finished it */
+	raw_spin_lock(&staging->pull_lock);
+	if (ret == 0 && staging->pull_back_busy) {
+		from = (size_t)staging->pull_back * KDBUS_PULL_CHUNK;
+		to = min_t(size_t, staging->n_payload, from + KDBUS_PULL_CHUNK);
+		from += staging->pull_back_done;
+		staging->pull_back_busy = false;
+		staging->pull_gen++;
+	}
+	raw_spin_unlock(&staging->pull_lock);
 
-	/* what the sender claimed and could not write (it stopped then) */
-	if (ret == 0 && help_failed) {
-		chunk = upper_32_bits(atomic64_read(&staging->pull_claims));
-		ret = kdbus_pull_copy_chunks(entry, chunk, n_chunks, NULL);
+	if (from < to) {
+		ret = kdbus_staging_emit_range(staging, entry->slice,
+					       entry->pull_off, from, to, NULL);
+		copied += to - from;
 	}
 
-	spin_lock(&staging->pull_lock);
+	raw_spin_lock(&staging->pull_lock);
 	if (ret < 0) {
 		atomic64_set(&staging->pull_claims,
 			     kdbus_pull_claims(0, n_chunks));
-		staging->pull_help_failed = false;
+		staging->pull_back_busy = false;
+		staging->pull_gen++;
 	} else {
 		kdbus_pull_unlink(entry);
 	}
-	spin_unlock(&staging->pull_lock);
+	raw_spin_unlock(&staging->pull_lock);
 
 	return ret < 0 ? ret : copied;
 }
@@ -1447,9 +1456,9 @@ void kdbus_staging_pull_detach(struct kdbus_queue_entry *entry)
 
 	lockdep_assert_held(&entry->conn->lock);
 
-	spin_lock(&staging->pull_lock);
+	raw_spin_lock(&staging->pull_lock);
 	kdbus_pull_unlink(entry);
-	spin_unlock(&staging->pull_lock);
+	raw_spin_unlock(&staging->pull_lock);
 }
 
 /*
@@ -1462,10 +1471,11 @@ static void kdbus_staging_pull_link(struct kdbus_staging *staging,
 {
 	lockdep_assert_held(&dst->lock);
 
-	spin_lock_init(&staging->pull_lock);
+	raw_spin_lock_init(&staging->pull_lock);
 	atomic64_set(&staging->pull_claims,
 		     kdbus_pull_claims(0, kdbus_pull_n_chunks(staging)));
-	staging->pull_help_failed = false;
+	staging->pull_gen = 0;
+	staging->pull_back_busy = false;
 	staging->pull_entry = entry;
 	staging->pull_dst = kdbus_conn_ref(dst);
 }
@@ -1477,50 +1487,86 @@ static void kdbus_staging_pull_link(struct kdbus_staging *staging,
  * so both CPUs copy (Documentation/performance.md, "Who copies").
  *
  * The receiver must never wait long for the sender (a sender that is not
- * scheduled would stall it, holding its connection lock): a piece is
- * claimed and copied under staging->pull_lock, a spinlock, into pool pages
- * looked up (or allocated) beforehand, so the copy neither sleeps nor can
- * be preempted (on PREEMPT_RT the lock inherits the waiter's priority).
+ * scheduled would stall it, holding its connection lock):
+ *  - the sender writes only pool pages already there, referenced
+ *    beforehand (kdbus_pool_held_find()); it never allocates or locks a
+ *    page of the receiver's pool, which the receiver may need meanwhile;
+ *  - it copies one page at a time under staging->pull_lock, a raw
+ *    spinlock: the copy neither sleeps nor is preempted, also on
+ *    PREEMPT_RT, where a sleeping lock held by a task of lower priority
+ *    (priority inheritance does not lift a SCHED_IDLE or niced owner)
+ *    would keep the receiver waiting for as long as the scheduler likes;
+ *  - between pages it checks that the receiver has not taken the rest of
+ *    the piece over (kdbus_staging_copy_pending()).
  * While the lock is held and the entry linked, the entry and its slice
- * stay allocated: unlinking takes the lock. A piece that cannot be written
- * is left to the receiver.
+ * stay allocated: unlinking takes the lock. What the sender did not write
+ * the receiver copies itself.
  */
 static void kdbus_staging_help_pull(struct kdbus_staging *staging)
 {
 	struct kdbus_queue_entry *entry;
 	struct kdbus_pool_held held;
-	size_t start, len;
-	u32 chunk;
+	size_t start, len, done, step;
+	u64 pos;
+	u32 chunk, gen;
 	int ret;
 
 	for (;;) {
-		spin_lock(&staging->pull_lock);
+		raw_spin_lock(&staging->pull_lock);
 		entry = staging->pull_entry;
 		ret = -ENOENT;
 		if (entry && kdbus_pull_next_back(staging, &chunk)) {
 			start = (size_t)chunk * KDBUS_PULL_CHUNK;
 			len = min_t(size_t, KDBUS_PULL_CHUNK,
 				    staging->n_payload - start);
+			pos = kdbus_pool_slice_offset(entry->slice) +
+			      entry->pull_off + start;
 			ret = kdbus_pool_held_init(&held, entry->slice,
 						   entry->pull_off + start,
 						   len);
 		}
-		spin_unlock(&staging->pull_lock);
+		raw_spin_unlock(&staging->pull_lock);
 		if (ret < 0)
 			return;
 
-		/* the pool pages, outside the lock: this may sleep */
-		ret = kdbus_pool_held_fill(&held);
+		/* the pool pages, outside the lock */
+		ret = kdbus_pool_held_find(&held);
 
-		spin_lock(&staging->pull_lock);
+		raw_spin_lock(&staging->pull_lock);
 		if (ret == 0 && staging->pull_entry == entry &&
 		    kdbus_pull_claim_back(staging, chunk)) {
-			ret = kdbus_pull_copy_chunks(entry, chunk, chunk + 1,
-						     &held);
-			if (ret < 0)
-				staging->pull_help_failed = true;
+			staging->pull_back = chunk;
+			staging->pull_back_done = 0;
+			staging->pull_back_busy = true;
+			gen = staging->pull_gen;
+		} else {
+			ret = -ENOENT;
 		}
-		spin_unlock(&staging->pull_lock);
+		raw_spin_unlock(&staging->pull_lock);
+
+		for (done = 0; ret == 0 && done < len; done += step) {
+			step = min_t(size_t, len - done,
+				     PAGE_SIZE - offset_in_page(pos + done));
+			raw_spin_lock(&staging->pull_lock);
+			if (staging->pull_entry != entry ||
+			    staging->pull_gen != gen) {
+				/* taken over */
+				ret = -ENOENT;
+			} else {
+				ret = kdbus_staging_emit_range(staging,
+							       entry->slice,
+							       entry->pull_off,
+							       start + done,
+							       start + done +
+							       step, &held);
+				if (ret == 0) {
+					staging->pull_back_done += step;
+					if (done + step == len)
+						staging->pull_back_busy = false;
+				}
+			}
+			raw_spin_unlock(&staging->pull_lock);
+		}
 
 		kdbus_pool_held_release(&held);
 		if (ret < 0)

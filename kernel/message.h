@@ -108,11 +108,16 @@ struct kdbus_gaps {
  *			kdbus_queue_entry_pull()
  * @pull_entry:		that entry while its payload is pending, else NULL
  *			(set under @pull_dst->lock and @pull_lock)
- * @pull_lock:		held by the sender while it claims and copies a piece
- *			of the pending payload (kdbus_staging_help_pull())
+ * @pull_lock:		held by the sender while it claims a piece of the
+ *			pending payload and while it copies one page of it
+ *			(kdbus_staging_help_pull()); a raw spinlock
  * @pull_claims:	pieces of the pending payload not claimed yet
- * @pull_help_failed:	a piece the sender claimed was not written
+ * @pull_gen:		changed when the receiver takes the sender's piece
+ *			over or resets the claims: the sender stops then
  *			(@pull_lock)
+ * @pull_back:		the piece the sender is copying (@pull_lock)
+ * @pull_back_done:	bytes of it written (@pull_lock)
+ * @pull_back_busy:	@pull_back is claimed and not complete (@pull_lock)
  * @inline_parts:	@parts of a message with few parts (no allocation)
  * @inline_pages:	@pages of a small payload (no allocation)
  * @inline_bvecs:	@bvecs of a small payload (no allocation)
@@ -123,7 +128,7 @@ struct kdbus_gaps {
  * of a synchronous call that the receiver pulls, or of the answer to one
  * that its caller pulls: while @pull_entry is set, the receiver may copy
  * from @parts and @bvecs under @pull_dst->lock, and the sender pieces of
- * it into the receiver's slice under @pull_lock.
+ * it into the receiver's slice, one page at a time under @pull_lock.
  */
 /*
  * A typical D-Bus message has a header and a body part (plus padding) and
@@ -174,9 +179,12 @@ struct kdbus_staging {
 	struct list_head notify_entry;
 	struct kdbus_conn *pull_dst;
 	struct kdbus_queue_entry *pull_entry;
-	spinlock_t pull_lock;	/* the sender's piece of a pulled payload */
+	raw_spinlock_t pull_lock;	/* the sender's piece, page by page */
 	atomic64_t pull_claims;
-	bool pull_help_failed;
+	u32 pull_gen;
+	u32 pull_back;
+	u32 pull_back_done;
+	bool pull_back_busy;
 	struct iovec inline_parts[KDBUS_STAGING_INLINE_PARTS];
 	struct page *inline_pages[KDBUS_STAGING_INLINE_PAGES];
 	struct bio_vec inline_bvecs[KDBUS_STAGING_INLINE_PAGES];

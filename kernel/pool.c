@@ -23,8 +23,9 @@
  *    receiver do not serialise on its inode lock. Two writers may fill
  *    disjoint ranges of one slice at once (a pulled payload, message.c).
  *  - A write may use pages held beforehand (struct kdbus_pool_held,
- *    kdbus_pool_held_fill()): it then looks up and allocates nothing and
- *    does not sleep, so it may run under a spinlock.
+ *    kdbus_pool_held_find()): it then looks up, allocates and locks
+ *    nothing and does not sleep, so it may run under a raw spinlock
+ *    (message.c, a pulled payload).
  *  - pool->lock is a leaf lock; it is never held while calling into the
  *    VFS or user memory.
  *  - Every byte written into a pool is counted (stats.c) by its source:
@@ -576,13 +577,13 @@ struct kdbus_pool_pages {
  * drains this CPU's LRU caches (lru_add_drain()), work for a reclaim
  * path, not for a write of a few bytes into folios that stay cached.
  */
-static void kdbus_pool_pages_put(struct kdbus_pool_pages *pp)
+static void kdbus_folio_batch_put(struct folio_batch *fbatch)
 {
 	unsigned int i;
 
-	for (i = 0; i < folio_batch_count(&pp->fbatch); i++)
-		folio_put(pp->fbatch.folios[i]);
-	folio_batch_init(&pp->fbatch);
+	for (i = 0; i < folio_batch_count(fbatch); i++)
+		folio_put(fbatch->folios[i]);
+	folio_batch_init(fbatch);
 }
 
 static struct page *kdbus_pool_pages_get(struct kdbus_pool_pages *pp,
@@ -602,7 +603,7 @@ static struct page *kdbus_pool_pages_get(struct kdbus_pool_pages *pp,
 		    index < pp->scanned)
 			break;
 		/* batch used up: the next one starts at @index */
-		kdbus_pool_pages_put(pp);
+		kdbus_folio_batch_put(&pp->fbatch);
 		pp->next = 0;
 		pp->scanned = index;
 		if (!filemap_get_folios(pp->mapping, &pp->scanned, pp->last,
@@ -688,7 +689,7 @@ static ssize_t kdbus_pool_write_iter(const struct kdbus_pool_slice *slice,
 		}
 	}
 
-	kdbus_pool_pages_put(&pp);
+	kdbus_folio_batch_put(&pp.fbatch);
 	if (done > 0)
 		kdbus_stats_add(stat, done);
 	return ret < 0 ? ret : (ssize_t)done;
@@ -703,7 +704,7 @@ static ssize_t kdbus_pool_write_iter(const struct kdbus_pool_slice *slice,
  * @skip:		Bytes of @bvec[0] to leave out (less than its bv_len)
  * @total_len:		Number of bytes to copy, after @skip
  * @held:		the pool pages under the range, held by
- *			kdbus_pool_held_fill(), or NULL to look them up
+ *			kdbus_pool_held_find(), or NULL to look them up
  *
  * The sender's payload, pinned before any lock was taken, is copied into
  * @slice at offset @off; it is counted as user memory (one copy from the
@@ -759,8 +760,8 @@ ssize_t kdbus_pool_slice_zero(const struct kdbus_pool_slice *slice,
  * @off:		offset in @slice
  * @len:		length, at most KDBUS_POOL_HELD_MAX
  *
- * Takes no page yet and does not sleep; kdbus_pool_held_fill() then takes
- * the pages (it may sleep), and a later write with @held does not.
+ * Takes no page yet and does not sleep; kdbus_pool_held_find() then takes
+ * the pages, and a later write with @held looks up nothing.
  *
  * Return: 0, or -EFAULT if the range is not inside @slice.
  */
@@ -782,51 +783,57 @@ int kdbus_pool_held_init(struct kdbus_pool_held *held,
 }
 
 /**
- * kdbus_pool_held_fill() - take the pages noted by kdbus_pool_held_init()
+ * kdbus_pool_held_find() - take the pages noted by kdbus_pool_held_init()
  * @held:		range of pool pages
  *
- * Looks up (or allocates) each page of the range, with a reference; pages
- * in the page cache are found in one batch, as for a write. The pages
- * stay in the pool's page cache while referenced (pool pages are never
- * truncated, and reclaim does not take a page with an extra reference).
+ * Takes a reference on each page of the range that is already in the
+ * pool's page cache and up to date, found in one batch; it allocates and
+ * locks nothing: a page being allocated is locked by whoever allocates it
+ * (possibly the pool's owner, writing the same slice), and a thread that
+ * is preempted while it holds a page lock stalls everyone who needs that
+ * page. The pages stay in the page cache while referenced (pool pages are
+ * never truncated, and reclaim does not take a page with an extra
+ * reference).
  *
- * Context: may sleep; no lock may be held.
- * Return: 0 on success, negative error code on failure.
+ * Context: any context in which RCU may be used; no spinlock held.
+ * Return: 0 if every page was found, -ENOENT otherwise (the pages found
+ * are held all the same, for kdbus_pool_held_release()).
  */
-int kdbus_pool_held_fill(struct kdbus_pool_held *held)
+int kdbus_pool_held_find(struct kdbus_pool_held *held)
 {
-	struct kdbus_pool_pages pp;
-	struct page *page;
-	int ret = 0;
-	bool own;
+	pgoff_t index = held->first, last = held->first + held->want - 1;
+	struct folio_batch fbatch;
+	bool gap = false;
+	unsigned int i;
 
-	pp.mapping = held->f->f_mapping;
-	folio_batch_init(&pp.fbatch);
-	pp.next = 0;
-	pp.scanned = held->first;
-	pp.last = held->first + held->want - 1;
-	if (!filemap_get_folios(pp.mapping, &pp.scanned, pp.last, &pp.fbatch))
-		pp.scanned = pp.last + 1;
+	folio_batch_init(&fbatch);
+	while (!gap && held->n < held->want &&
+	       filemap_get_folios(held->f->f_mapping, &index, last, &fbatch)) {
+		for (i = 0; !gap && i < folio_batch_count(&fbatch); i++) {
+			struct folio *folio = fbatch.folios[i];
+			pgoff_t next = held->first + held->n;
 
-	while (held->n < held->want) {
-		page = kdbus_pool_pages_get(&pp, held->first + held->n, &own);
-		if (IS_ERR(page)) {
-			ret = PTR_ERR(page);
-			break;
+			/* a hole, or a page not written yet: give up */
+			gap = folio->index > next || !folio_test_uptodate(folio);
+			while (!gap && held->n < held->want &&
+			       next < folio->index + folio_nr_pages(folio)) {
+				struct page *page;
+
+				page = folio_page(folio, next - folio->index);
+				get_page(page);
+				held->pages[held->n++] = page;
+				next++;
+			}
 		}
-		/* a page of the batch: a reference of our own */
-		if (!own)
-			get_page(page);
-		held->pages[held->n++] = page;
+		kdbus_folio_batch_put(&fbatch);
 	}
 
-	kdbus_pool_pages_put(&pp);
-	return ret;
+	return held->n == held->want ? 0 : -ENOENT;
 }
 
 /**
  * kdbus_pool_held_release() - drop what kdbus_pool_held_init() and
- *			       kdbus_pool_held_fill() took
+ *			       kdbus_pool_held_find() took
  * @held:		range of pool pages
  */
 void kdbus_pool_held_release(struct kdbus_pool_held *held)

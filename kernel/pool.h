@@ -63,7 +63,7 @@ ssize_t kdbus_pool_slice_zero(const struct kdbus_pool_slice *slice,
 int kdbus_pool_held_init(struct kdbus_pool_held *held,
 			 const struct kdbus_pool_slice *slice, u64 off,
 			 size_t len);
-int kdbus_pool_held_fill(struct kdbus_pool_held *held);
+int kdbus_pool_held_find(struct kdbus_pool_held *held);
 void kdbus_pool_held_release(struct kdbus_pool_held *held);
 
 #endif

@@ -555,6 +555,23 @@ struct pull_ctx {
 };
 
 /* a caller and a peer with POOL_SIZE pools, and @len bytes to send */
+/*
+ * A sender copies pieces of a pulled payload only into pool pages that
+ * already exist (it never allocates or locks one of the receiver's): one
+ * message of the same size, received and freed, makes the pages under the
+ * next one exist, as in a pool in use.
+ */
+static int warm_pool(struct kdbus_conn *caller, struct kdbus_conn *peer,
+		     const uint8_t *data, size_t len)
+{
+	uint64_t off;
+
+	ASSERT_OK(kdbus_send(caller, peer->id, 0x7000, 0, 0, 0, data, len));
+	ASSERT_OK(kdbus_recv_msg(peer, 0, 0, NULL, &off));
+	ASSERT_OK(kdbus_free(peer, off));
+	return TEST_OK;
+}
+
 static int caller_peer_data(struct kdbus_test_env *env,
 			    struct kdbus_conn **caller,
 			    struct kdbus_conn **peer, uint8_t **data,
@@ -565,7 +582,7 @@ static int caller_peer_data(struct kdbus_test_env *env,
 	*data = malloc(len);
 	ASSERT(*data);
 	fill(*data, len, seed);
-	return TEST_OK;
+	return warm_pool(*caller, *peer, *data, len);
 }
 
 static int pull_peer_run(struct pull_ctx *c, enum pull_peer how)
