@@ -1116,13 +1116,15 @@ static size_t kdbus_part_n_bvecs(const struct iovec *part)
  * each. Never used for a payload copied in at SEND
  * (kdbus_staging_copy_payload()): it has no pinned pages, is written with
  * the header and is never left pending.
+ * Return: the bytes of user memory written (padding not counted), or a
+ * negative error code.
  */
-static int kdbus_staging_emit_range(struct kdbus_staging *staging,
-				    struct kdbus_pool_slice *slice, u64 off,
-				    size_t start, size_t end,
-				    const struct kdbus_pool_held *held)
+static ssize_t kdbus_staging_emit_range(struct kdbus_staging *staging,
+					struct kdbus_pool_slice *slice,
+					u64 off, size_t start, size_t end,
+					const struct kdbus_pool_held *held)
 {
-	size_t i = 0, j, pos = 0, bv = 0, from, to, skip, k;
+	size_t i = 0, j, pos = 0, bv = 0, from, to, skip, k, user = 0;
 	ssize_t n;
 
 	while (i < staging->n_parts && pos < end) {
@@ -1168,11 +1170,12 @@ static int kdbus_staging_emit_range(struct kdbus_staging *staging,
 				return n;
 			if (n != to - from)
 				return -EFAULT;
+			user += n;
 		}
 		i = j;
 	}
 
-	return 0;
+	return user;
 }
 
 /**
@@ -1321,10 +1324,13 @@ static bool kdbus_pull_claim_back(struct kdbus_staging *staging, u32 chunk)
 	return true;
 }
 
-/* copy pieces [@first, @last) of @entry's pending payload */
-static int kdbus_pull_copy_chunks(struct kdbus_queue_entry *entry,
-				  u32 first, u32 last,
-				  const struct kdbus_pool_held *held)
+/*
+ * Copy pieces [@first, @last) of @entry's pending payload.
+ * Return: the bytes of user memory written, or a negative error code.
+ */
+static ssize_t kdbus_pull_copy_chunks(struct kdbus_queue_entry *entry,
+				      u32 first, u32 last,
+				      const struct kdbus_pool_held *held)
 {
 	struct kdbus_staging *staging = entry->pull;
 
@@ -1351,14 +1357,14 @@ static void kdbus_pull_unlink(struct kdbus_queue_entry *entry)
  * than one page's copy, whatever the sender's scheduling), and end the
  * link. On failure nothing is left claimed: the payload stays pending as
  * a whole. Context: entry->conn->lock held.
- * Return: the bytes copied here, or a negative error code.
+ * Return: the bytes of user memory copied here, or a negative error code.
  */
 static ssize_t kdbus_staging_copy_pending(struct kdbus_queue_entry *entry)
 {
 	struct kdbus_staging *staging = entry->pull;
 	u32 chunk, n_chunks = kdbus_pull_n_chunks(staging);
 	size_t copied = 0, from = 0, to = 0;
-	int ret = 0;
+	ssize_t ret = 0;
 
 	lockdep_assert_held(&entry->conn->lock);
 
@@ -1366,14 +1372,12 @@ static ssize_t kdbus_staging_copy_pending(struct kdbus_queue_entry *entry)
 		ret = kdbus_pull_copy_chunks(entry, chunk, chunk + 1, NULL);
 		if (ret < 0)
 			break;
-		copied += min_t(size_t, KDBUS_PULL_CHUNK,
-				staging->n_payload -
-				(size_t)chunk * KDBUS_PULL_CHUNK);
+		copied += ret;
 	}
 
 	/* the rest of the sender's piece, if it has not finished it */
 	raw_spin_lock(&staging->pull_lock);
-	if (ret == 0 && staging->pull_back_busy) {
+	if (ret >= 0 && staging->pull_back_busy) {
 		from = (size_t)staging->pull_back * KDBUS_PULL_CHUNK;
 		to = min_t(size_t, staging->n_payload, from + KDBUS_PULL_CHUNK);
 		from += staging->pull_back_done;
@@ -1385,7 +1389,8 @@ static ssize_t kdbus_staging_copy_pending(struct kdbus_queue_entry *entry)
 	if (from < to) {
 		ret = kdbus_staging_emit_range(staging, entry->slice,
 					       entry->pull_off, from, to, NULL);
-		copied += to - from;
+		if (ret > 0)
+			copied += ret;
 	}
 
 	raw_spin_lock(&staging->pull_lock);
@@ -1507,8 +1512,9 @@ static void kdbus_staging_help_pull(struct kdbus_staging *staging)
 	struct kdbus_queue_entry *entry;
 	struct kdbus_pool_held held;
 	size_t start, len, done, step;
-	u64 pos;
 	u32 chunk, gen;
+	ssize_t n;
+	u64 pos;
 	int ret;
 
 	for (;;) {
@@ -1553,13 +1559,14 @@ static void kdbus_staging_help_pull(struct kdbus_staging *staging)
 				/* taken over */
 				ret = -ENOENT;
 			} else {
-				ret = kdbus_staging_emit_range(staging,
-							       entry->slice,
-							       entry->pull_off,
-							       start + done,
-							       start + done +
-							       step, &held);
-				if (ret == 0) {
+				n = kdbus_staging_emit_range(staging,
+							     entry->slice,
+							     entry->pull_off,
+							     start + done,
+							     start + done +
+							     step, &held);
+				ret = min_t(ssize_t, n, 0);
+				if (n >= 0) {
 					staging->pull_back_done += step;
 					if (done + step == len)
 						staging->pull_back_busy = false;
