@@ -1486,6 +1486,35 @@ static void kdbus_staging_pull_link(struct kdbus_staging *staging,
 }
 
 /*
+ * Write @len bytes from @from of the sender's piece (within one pool page)
+ * unless the receiver took the piece over since generation @gen; @last:
+ * the piece is complete then. Return: 0, -ENOENT if taken over or
+ * unlinked, or the error of the write (the piece stays busy, for the
+ * receiver to finish).
+ */
+static int kdbus_pull_back_page(struct kdbus_staging *staging,
+				struct kdbus_queue_entry *entry, u32 gen,
+				size_t from, size_t len, bool last,
+				const struct kdbus_pool_held *held)
+{
+	ssize_t n = -ENOENT;
+
+	raw_spin_lock(&staging->pull_lock);
+	if (staging->pull_entry == entry && staging->pull_gen == gen) {
+		n = kdbus_staging_emit_range(staging, entry->slice,
+					     entry->pull_off, from, from + len,
+					     held);
+		if (n >= 0) {
+			staging->pull_back_done += len;
+			staging->pull_back_busy = !last;
+		}
+	}
+	raw_spin_unlock(&staging->pull_lock);
+
+	return n < 0 ? n : 0;
+}
+
+/*
  * The sender of a payload its receiver pulls, a synchronous caller or the
  * replier, has nothing else to do until the receiver has it: it copies
  * pieces from the end while the receiver wakes and copies from the front,
@@ -1513,7 +1542,6 @@ static void kdbus_staging_help_pull(struct kdbus_staging *staging)
 	struct kdbus_pool_held held;
 	size_t start, len, done, step;
 	u32 chunk, gen;
-	ssize_t n;
 	u64 pos;
 	int ret;
 
@@ -1553,26 +1581,9 @@ static void kdbus_staging_help_pull(struct kdbus_staging *staging)
 		for (done = 0; ret == 0 && done < len; done += step) {
 			step = min_t(size_t, len - done,
 				     PAGE_SIZE - offset_in_page(pos + done));
-			raw_spin_lock(&staging->pull_lock);
-			if (staging->pull_entry != entry ||
-			    staging->pull_gen != gen) {
-				/* taken over */
-				ret = -ENOENT;
-			} else {
-				n = kdbus_staging_emit_range(staging,
-							     entry->slice,
-							     entry->pull_off,
-							     start + done,
-							     start + done +
-							     step, &held);
-				ret = min_t(ssize_t, n, 0);
-				if (n >= 0) {
-					staging->pull_back_done += step;
-					if (done + step == len)
-						staging->pull_back_busy = false;
-				}
-			}
-			raw_spin_unlock(&staging->pull_lock);
+			ret = kdbus_pull_back_page(staging, entry, gen,
+						   start + done, step,
+						   done + step == len, &held);
 		}
 
 		kdbus_pool_held_release(&held);

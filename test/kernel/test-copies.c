@@ -554,7 +554,6 @@ struct pull_ctx {
 	int go[2];		/* the parent writes a byte when done */
 };
 
-/* a caller and a peer with POOL_SIZE pools, and @len bytes to send */
 /*
  * A sender copies pieces of a pulled payload only into pool pages that
  * already exist (it never allocates or locks one of the receiver's): one
@@ -572,7 +571,10 @@ static int warm_pool(struct kdbus_conn *caller, struct kdbus_conn *peer,
 	return TEST_OK;
 }
 
-/* with @warm, the peer's pool has pages under a message of @len bytes */
+/*
+ * A caller and a peer with POOL_SIZE pools, and @len bytes to send; with
+ * @warm, the peer's pool has pages under a message of @len bytes.
+ */
 static int caller_peer_data(struct kdbus_test_env *env,
 			    struct kdbus_conn **caller,
 			    struct kdbus_conn **peer, uint8_t **data,
