@@ -933,6 +933,7 @@ static int kdbus_staging_meta(struct kdbus_staging *staging,
 	kfree(staging->meta_items);
 	staging->meta_items = NULL;
 	staging->meta_size = 0;
+	staging->meta_tail_pad = 0;
 	staging->meta_dst = NULL;
 
 	if (staging->kernel)
@@ -978,6 +979,16 @@ static int kdbus_staging_meta(struct kdbus_staging *staging,
 	if (ret < 0)
 		return ret;
 
+	/* once per receiver, not again for its slice size and its write */
+	if (staging->meta_size > 0) {
+		struct kdbus_item *item, *last = NULL;
+
+		KDBUS_ITEMS_FOREACH(item, staging->meta_items,
+				    staging->meta_size)
+			last = item;
+		staging->meta_tail_pad = KDBUS_ALIGN8(last->size) - last->size;
+	}
+
 exit:
 	staging->meta_dst = dst;
 	return 0;
@@ -994,17 +1005,9 @@ static void kdbus_staging_layout(struct kdbus_staging *staging,
 	u64 msg_size = staging->msg_size;
 	u64 payload_off;
 
-	if (staging->meta_size > 0) {
-		struct kdbus_item *item, *last = NULL;
-
-		KDBUS_ITEMS_FOREACH(item, staging->meta_items,
-				    staging->meta_size)
-			last = item;
-
-		/* the final item's padding is not part of kdbus_msg.size */
+	if (staging->meta_size > 0)
 		msg_size = KDBUS_ALIGN8(msg_size) + staging->meta_size -
-			   (KDBUS_ALIGN8(last->size) - last->size);
-	}
+			   staging->meta_tail_pad;
 
 	payload_off = KDBUS_ALIGN8(msg_size);
 	*out_msg_size = msg_size;

@@ -92,6 +92,8 @@ struct kdbus_gaps {
  * @meta_dst:		receiver @meta_items was rendered for, or NULL
  * @meta_items:		metadata items rendered for @meta_dst, or NULL
  * @meta_size:		size of @meta_items (every item padded)
+ * @meta_tail_pad:	padding of the final item of @meta_items, which is
+ *			not part of kdbus_msg.size
  * @n_parts:		number of elements in @parts
  * @n_payload:		total length of the inline payload stream
  * @parts:		payload stream; entries with a NULL iov_base are
@@ -169,6 +171,7 @@ struct kdbus_staging {
 	const struct kdbus_conn *meta_dst;
 	struct kdbus_item *meta_items;
 	size_t meta_size;
+	size_t meta_tail_pad;
 	size_t n_parts;
 	size_t n_payload;
 	struct iovec *parts;
