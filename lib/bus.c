@@ -29,6 +29,7 @@
 #include <linux/kdbus.h>
 
 #include "bloom.h"
+#include "thread-cache.h"
 #include "bus.h"
 #include "marshal.h"
 #include "match-rule.h"
@@ -1668,7 +1669,7 @@ static int reassemble(const struct part *parts, size_t n_parts, uint8_t **ret, s
                         return -EMSGSIZE;
                 total += parts[i].size;
         }
-        buf = malloc(total ? total : 1);
+        buf = thread_cache_get(total, NULL);
         if (!buf)
                 return -ENOMEM;
         p = buf;
@@ -1998,7 +1999,7 @@ static int bus_take_slice(struct kdbus_bus *bus, uint64_t offset, uint64_t slice
         valid = true;
         r = 0;
 out:
-        free(bytes);
+        thread_cache_put(bytes);
         if (fds) {
                 close_fds(fds, n_fds);
                 free(fds);

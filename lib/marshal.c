@@ -16,6 +16,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "thread-cache.h"
 #include "marshal.h"
 #include "signature.h"
 
@@ -312,7 +313,7 @@ int kdbus_writer_init(struct kdbus_writer *w, char endian)
 void kdbus_writer_deinit(struct kdbus_writer *w)
 {
         if (w->data != w->inline_data)
-                free(w->data);
+                thread_cache_put(w->data);
         if (w->frames != &w->frame0)
                 free(w->frames);
         w->data = NULL;
@@ -360,7 +361,18 @@ static int writer_grow(struct kdbus_writer *w, size_t n)
 
         if (want < w->size + n)
                 want = w->size + n;
-        if (w->data == w->inline_data) {
+        if (want >= THREAD_CACHE_KEEP_MIN / 2) {
+                /* a large body: a block kept from an earlier message, used whole */
+                size_t usable;
+
+                d = thread_cache_get(want, &usable);
+                if (!d)
+                        return -ENOMEM;
+                memcpy(d, w->data, w->size);
+                if (w->data != w->inline_data)
+                        thread_cache_put(w->data);
+                want = usable;
+        } else if (w->data == w->inline_data) {
                 d = malloc(want);
                 if (d)
                         memcpy(d, w->data, w->size);

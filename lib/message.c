@@ -20,7 +20,6 @@
 #define _GNU_SOURCE     /* memfd seals */
 #include <errno.h>
 #include <fcntl.h>
-#include <pthread.h>
 #include <stdarg.h>
 #include <stdbool.h>
 #include <stddef.h>
@@ -31,6 +30,7 @@
 #include <sys/stat.h>
 #include <unistd.h>
 
+#include "thread-cache.h"
 #include "marshal.h"
 #include "message-internal.h"
 #include "message.h"
@@ -292,13 +292,13 @@ static uint8_t *message_bytes_alloc(struct kdbus_message *m, size_t size)
 {
         if (size <= MESSAGE_TAIL_SIZE && m->data != m->tail && m->strings != (char *)m->tail)
                 return m->tail;
-        return malloc(size);
+        return thread_cache_get(size, NULL);
 }
 
 static void message_bytes_free(struct kdbus_message *m, uint8_t *data)
 {
         if (data != m->tail)
-                free(data);
+                thread_cache_put(data);
 }
 
 /*
@@ -315,67 +315,18 @@ static void message_bytes_free(struct kdbus_message *m, uint8_t *data)
 #define SPARE_UNPOISON(m)       ((void)(m))
 #endif
 
-/*
- * The object of the last message dropped by kdbus_message_unref() on this
- * thread (or one a connection's spares had no room for), for the thread's
- * next message: a client's reply goes to the application, which drops it,
- * and the next call's reply is made on it instead of malloc()/free().
- * Only plain memory is kept (message_release() ran). A thread that keeps
- * one sets a key whose destructor frees it when the thread exits; from
- * then on (THREAD_SPARE_OFF) nothing is kept, nor after the library's
- * destructor, which frees the calling thread's and deletes the key.
- */
-enum { THREAD_SPARE_NEW, THREAD_SPARE_ON, THREAD_SPARE_OFF };
-static __thread struct kdbus_message *thread_spare;
-static __thread unsigned char thread_spare_state;
-static pthread_key_t thread_spare_key;
-static pthread_once_t thread_spare_once = PTHREAD_ONCE_INIT;
-static bool thread_spare_key_made;
-
-static void thread_spare_exit(void *unused)
-{
-        (void)unused;
-        free(thread_spare);
-        thread_spare = NULL;
-        thread_spare_state = THREAD_SPARE_OFF;
-}
-
-static void thread_spare_key_make(void)
-{
-        thread_spare_key_made = pthread_key_create(&thread_spare_key, thread_spare_exit) == 0;
-}
-
-__attribute__((destructor)) static void thread_spare_unload(void)
-{
-        thread_spare_exit(NULL);
-        if (thread_spare_key_made)
-                pthread_key_delete(thread_spare_key);
-}
-
 /* keep the object of @m (released) for this thread's next message, or free it */
 static void thread_spare_keep(struct kdbus_message *m)
 {
-        if (thread_spare || thread_spare_state == THREAD_SPARE_OFF) {
+        if (thread_cache_keep_spare(m))
+                SPARE_POISON(m);
+        else
                 free(m);
-                return;
-        }
-        if (thread_spare_state == THREAD_SPARE_NEW) {
-                /* the key's value only makes its destructor run: the object is in thread_spare */
-                pthread_once(&thread_spare_once, thread_spare_key_make);
-                if (!thread_spare_key_made || pthread_setspecific(thread_spare_key, &thread_spare) != 0) {
-                        thread_spare_state = THREAD_SPARE_OFF;
-                        free(m);
-                        return;
-                }
-                thread_spare_state = THREAD_SPARE_ON;
-        }
-        SPARE_POISON(m);
-        thread_spare = m;
 }
 
 bool message_thread_spare_held(void)
 {
-        return thread_spare != NULL;
+        return thread_cache_has_spare();
 }
 
 /*
@@ -396,9 +347,7 @@ static int message_new(struct kdbus_message **ret, uint8_t type, char endian, bo
         if (cache && cache->n_spares) {
                 m = cache->spares[--cache->n_spares];
                 SPARE_UNPOISON(m);
-        } else if (thread_spare) {
-                m = thread_spare;
-                thread_spare = NULL;
+        } else if ((m = thread_cache_take_spare())) {
                 SPARE_UNPOISON(m);
         } else {
                 m = malloc(MESSAGE_ALLOC_SIZE);
