@@ -29,11 +29,10 @@
 #include <linux/kdbus.h>
 
 #include "bloom.h"
-#include "thread-cache.h"
 #include "bus.h"
 #include "marshal.h"
 #include "match-rule.h"
-
+#include "thread-cache.h"
 
 #include "bus-internal.h"
 
@@ -1945,12 +1944,12 @@ static int bus_take_slice(struct kdbus_bus *bus, uint64_t offset, uint64_t slice
                         close(fd);
         } else if (n_parts == 1) {
                 r = message_parse_received(&in->m, parts[0].ptr, parts[0].size,
-                                           &bus->names_checked, &known);
+                                           &bus->names_checked, &known, NULL);
         } else {
                 r = reassemble(parts, n_parts, &bytes, &n_bytes);
                 if (r >= 0)
                         r = message_parse_received(&in->m, bytes, n_bytes, &bus->names_checked,
-                                                   &known);
+                                                   &known, &bytes);
         }
         if (r < 0)
                 goto out;

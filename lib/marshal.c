@@ -16,9 +16,9 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "thread-cache.h"
 #include "marshal.h"
 #include "signature.h"
+#include "thread-cache.h"
 
 /* ---- syntax checks ---- */
 

@@ -129,10 +129,14 @@ struct message_known_names {
 /* kdbus_message_parse() with @cache for the destination, sender and interface */
 int message_parse_cached(struct kdbus_message **ret, const void *data, size_t size,
                          struct message_name_cache *cache);
-/* the same with @known (may be NULL) for the sender and destination */
+/*
+ * the same with @known (may be NULL) for the sender and destination; if
+ * @adopt points at @data, a malloc()ed block, the message may take it
+ * over instead of copying it (then *@adopt is set to NULL)
+ */
 int message_parse_received(struct kdbus_message **ret, const void *data, size_t size,
                            struct message_name_cache *cache,
-                           const struct message_known_names *known);
+                           const struct message_known_names *known, uint8_t **adopt);
 
 /*
  * kdbus_message_new_method_call() with @cache for the destination and

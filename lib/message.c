@@ -30,11 +30,11 @@
 #include <sys/stat.h>
 #include <unistd.h>
 
-#include "thread-cache.h"
 #include "marshal.h"
 #include "message-internal.h"
 #include "message.h"
 #include "signature.h"
+#include "thread-cache.h"
 
 #define LOCAL_PATH      "/org/freedesktop/DBus/Local"
 #define LOCAL_INTERFACE "org.freedesktop.DBus.Local"
@@ -1614,18 +1614,18 @@ static int message_new_received(struct kdbus_message **ret, const uint8_t *p,
 
 int kdbus_message_parse(struct kdbus_message **ret, const void *data, size_t size)
 {
-        return message_parse_received(ret, data, size, NULL, NULL);
+        return message_parse_received(ret, data, size, NULL, NULL, NULL);
 }
 
 int message_parse_cached(struct kdbus_message **ret, const void *data, size_t size,
                          struct message_name_cache *cache)
 {
-        return message_parse_received(ret, data, size, cache, NULL);
+        return message_parse_received(ret, data, size, cache, NULL, NULL);
 }
 
 int message_parse_received(struct kdbus_message **ret, const void *data, size_t size,
                            struct message_name_cache *cache,
-                           const struct message_known_names *known)
+                           const struct message_known_names *known, uint8_t **adopt)
 {
         _cleanup_message_ struct kdbus_message *m = NULL;
         const uint8_t *p = data;
@@ -1652,10 +1652,15 @@ int message_parse_received(struct kdbus_message **ret, const void *data, size_t 
         body_offset = (header_end + 7) & ~(size_t)7;
 
         /* parsed and validated in the message's own copy of the bytes */
-        m->data = message_bytes_alloc(m, size);
-        if (!m->data)
-                return -ENOMEM;
-        memcpy(m->data, p, size);
+        if (adopt && *adopt == p && size > MESSAGE_TAIL_SIZE) {
+                m->data = *adopt;
+                *adopt = NULL;
+        } else {
+                m->data = message_bytes_alloc(m, size);
+                if (!m->data)
+                        return -ENOMEM;
+                memcpy(m->data, p, size);
+        }
         m->size = size;
         m->body_offset = body_offset;
         r = parse_header_checked(m, m->data, header_end, body_offset, true, &canonical, cache,

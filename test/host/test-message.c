@@ -790,7 +790,7 @@ static void test_name_cache(void)
 
                         n = raw_message(buf, sizeof(buf), 1, 5, f, 3, NULL, 0);
                         /* ":1.50" is valid by its own check */
-                        bad += message_parse_received(&m, buf, n, NULL, &known) !=
+                        bad += message_parse_received(&m, buf, n, NULL, &known, NULL) !=
                                (i < 2 ? 0 : -EBADMSG);
                         m = kdbus_message_unref(m);
                 }
@@ -1424,6 +1424,54 @@ static void test_bytes_in_object(void)
                "rewritten from either (%u wrong)", bad);
 }
 
+/*
+ * A received message's bytes reassembled into an allocation of their own
+ * are taken over, not copied again; a small one goes into the object, and
+ * a message that fails to parse frees what it took (ASan: no leak, no
+ * double free).
+ */
+static void test_adopt(void)
+{
+        static const uint8_t body[4096];
+        unsigned int bad = 0;
+
+        for (int broken = 0; broken < 2; ++broken) {
+                for (int large = 0; large < 2; ++large) {
+                        struct kdbus_message *m = NULL, *p = NULL;
+                        const void *data, *got;
+                        size_t size, n;
+                        uint8_t *bytes;
+                        int r;
+
+                        bad += kdbus_message_new_method_call(&m, "org.a.b", "/p", "org.a.I",
+                                                             "M") != 0;
+                        bad += kdbus_message_append_array(m, 'y', body,
+                                                          large ? sizeof(body) : 8) != 0;
+                        bad += kdbus_message_seal(m, 7, ":1.1") != 0;
+                        bad += kdbus_message_get_data(m, &data, &size) != 0;
+                        bytes = malloc(size);
+                        if (!bytes)
+                                abort();
+                        memcpy(bytes, data, size);
+                        if (broken)     /* the array's length: past the body's end */
+                                memset(bytes + size - 4 - (large ? sizeof(body) : 8), 0x7f, 3);
+                        r = message_parse_received(&p, bytes, size, NULL, NULL, &bytes);
+                        if (broken) {
+                                bad += r != -EBADMSG || p;
+                        } else {
+                                bad += r != 0 || (bytes == NULL) != large;
+                                bad += kdbus_message_get_data(p, &got, &n) != 0 || n != size ||
+                                       memcmp(got, data, size);
+                        }
+                        free(bytes);
+                        kdbus_message_unref(p);
+                        kdbus_message_unref(m);
+                }
+        }
+        tap_ok(bad == 0, "parse: reassembled bytes taken over when large, copied when small, "
+               "freed on a parse error (%u wrong)", bad);
+}
+
 static void test_fds(void)
 {
         _cleanup_msg_ struct kdbus_message *m = NULL, *p = NULL;
@@ -1459,7 +1507,7 @@ static void test_fds(void)
 
 int main(void)
 {
-        tap_plan(45);
+        tap_plan(46);
         test_vectors();
         test_round_trip();
         test_api_errors();
@@ -1473,6 +1521,7 @@ int main(void)
         test_call_template();
         test_reply_template();
         test_bytes_in_object();
+        test_adopt();
         test_fds();
         return tap_done();
 }
