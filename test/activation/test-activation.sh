@@ -34,6 +34,18 @@ state() { # name -> state from the launcher's state file
 	awk -v n="$1" '$1 == n { print $2 }' "$ST"
 }
 
+# STATE-FN NAME STATE: wait up to 20 s for it. The launcher rewrites its
+# state file once it has read the name change, which the service's reply
+# to a caller may overtake.
+becomes() {
+	i=0
+	while [ "$($1 "$2")" != "$3" ] && [ $i -lt 200 ]; do
+		sleep 0.1
+		i=$((i + 1))
+	done
+	[ "$($1 "$2")" = "$3" ]
+}
+
 call() { # name count [args] -> summary line in $T/out
 	"$C" "$BUS" "$@" > "$T/out" 2>&1
 	cat "$T/out" | sed 's/^/# /'
@@ -75,7 +87,7 @@ t $? "eight names are activatable"
 
 call org.t.Ok 1
 grep -q "replies=1 errors=0 dup=0" "$T/out"; t $? "a call to an idle name starts the service and is answered"
-[ "$(state org.t.Ok)" = running ]; t $? "the name is running after the hand-over"
+becomes state org.t.Ok running; t $? "the name is running after the hand-over"
 grep -q "start session" "$T/ok.log"; t $? "DBUS_STARTER_BUS_TYPE=session is in the service's environment"
 
 XDG_RUNTIME_DIR=$T/run "$TOP/tools/kdbusctl" status > "$T/status" 2>&1
@@ -351,7 +363,7 @@ if [ $PROXY_OK = 1 ]; then
 	ds --dest=org.t.PDaemon /t org.kdbus.Test.Echo uint32:3 > "$T/out" 2>&1
 	dpid=$(awk '/uint32/ { k++; if (k == 2) print $2 }' "$T/out")
 	grep -q "uint32 3$" "$T/out" && grep -q "^$dpid start" "$T/pdaemon.log" &&
-		[ "$(pstate org.t.PDaemon)" = running ]
+		becomes pstate org.t.PDaemon running
 	t $? "a double-forking service is activated through the proxy (answered by the grandchild $dpid)"
 
 	# kill -9 the proxy and both launchers: the bus, native clients, their
